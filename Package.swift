@@ -1,0 +1,109 @@
+// swift-tools-version: 6.1
+//
+// AudioGraph: a modular audio node graph for Linux, run inside a JACK client
+// or offline. Module map (one role each):
+//
+//   AudioGraphCore     formats, buffers, SPSC ring, DSP kernels, engine
+//   GraphFile          graph JSON: positioned parser, model, validation, schema, dot
+//   AudioGraphNodes    built-in realtime nodes (test-tone, gain, mixer, format-tag, null)
+//   AudioGraphSndFile  libsndfile nodes: `file` source and `file-out` sink
+//   AudioGraph         node registry, graph compiler, offline renderer
+//   agraph             the command-line tool
+//   agraph-bench       benchmarks (run in release)
+import PackageDescription
+
+let package = Package(
+    name: "AudioGraph",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AudioGraph", targets: ["AudioGraph"]),
+        .library(name: "AudioGraphCore", targets: ["AudioGraphCore"]),
+        .executable(name: "agraph", targets: ["agraph"]),
+        .executable(name: "agraph-bench", targets: ["agraph-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSndFile",
+            path: "Sources/CSndFile",
+            pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]
+        ),
+        .target(name: "AudioGraphCore", path: "Sources/AudioGraphCore"),
+        .target(
+            name: "GraphFile",
+            dependencies: [
+                "AudioGraphCore",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ],
+            path: "Sources/GraphFile"
+        ),
+        .target(
+            name: "AudioGraphNodes",
+            dependencies: ["AudioGraphCore", "GraphFile"],
+            path: "Sources/AudioGraphNodes"
+        ),
+        .target(
+            name: "AudioGraphSndFile",
+            dependencies: ["AudioGraphCore", "GraphFile", "CSndFile"],
+            path: "Sources/AudioGraphSndFile"
+        ),
+        .target(
+            name: "AudioGraph",
+            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphSndFile"],
+            path: "Sources/AudioGraph"
+        ),
+        .executableTarget(
+            name: "agraph",
+            dependencies: [
+                "AudioGraph",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/agraph"
+        ),
+        .executableTarget(
+            name: "agraph-bench",
+            dependencies: [
+                "AudioGraph",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/agraph-bench"
+        ),
+
+        // MARK: tests
+        .target(
+            name: "CMallocCounter",
+            path: "Tests/CMallocCounter"
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["AudioGraph", "CMallocCounter", "CSndFile"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(
+            name: "AudioGraphCoreTests",
+            dependencies: ["AudioGraphCore", "TestSupport"],
+            path: "Tests/AudioGraphCoreTests"
+        ),
+        .testTarget(
+            name: "GraphFileTests",
+            dependencies: ["GraphFile", "TestSupport"],
+            path: "Tests/GraphFileTests"
+        ),
+        .testTarget(
+            name: "AudioGraphTests",
+            dependencies: ["AudioGraph", "TestSupport", "CSndFile"],
+            path: "Tests/AudioGraphTests"
+        ),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["TestSupport"],
+            path: "Tests/CLITests"
+        ),
+    ]
+)
