@@ -1,0 +1,86 @@
+/// Per-block state of a stream, written by the node that produces it.
+public struct BusState: Sendable, Equatable {
+    /// Frames of real signal in the current block. Equal to the block size
+    /// while the stream runs; smaller in the block where it ends; 0 after.
+    /// Samples past `validFrames` are zero.
+    public var validFrames: Int
+    /// The stream has ended (in this block or earlier).
+    public var ended: Bool
+
+    public init(validFrames: Int = 0, ended: Bool = false) {
+        self.validFrames = validFrames
+        self.ended = ended
+    }
+}
+
+/// A view of one node output: non-interleaved Float32 channels of
+/// `capacity` frames each, plus its `BusState`.
+///
+/// The memory belongs to a `BusPool` allocated when the engine is built;
+/// an `AudioBus` is a pair of pointers into it, cheap to copy and safe to
+/// use on the audio thread. It is valid as long as the engine that made it.
+public struct AudioBus: @unchecked Sendable {
+    public let channels: Int
+    /// Frames per channel: the largest block the engine may render.
+    public let capacity: Int
+    @usableFromInline let base: UnsafeMutablePointer<Float>
+    @usableFromInline let statePointer: UnsafeMutablePointer<BusState>
+
+    @inlinable
+    init(channels: Int, capacity: Int, base: UnsafeMutablePointer<Float>, state: UnsafeMutablePointer<BusState>) {
+        self.channels = channels
+        self.capacity = capacity
+        self.base = base
+        self.statePointer = state
+    }
+
+    /// The samples of channel `index`. [any thread that owns the bus in this phase]
+    @inlinable
+    public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
+        base + index * capacity
+    }
+
+    /// The block state. [audio-thread while rendering]
+    @inlinable
+    public var state: BusState {
+        get { statePointer.pointee }
+        nonmutating set { statePointer.pointee = newValue }
+    }
+
+    /// Zeroes every channel from `from` to `to` frames. [audio-thread]
+    @inlinable
+    public func clear(from: Int = 0, to: Int) {
+        guard to > from else { return }
+        for c in 0..<channels { Kernels.fill(channel(c) + from, count: to - from, value: 0) }
+    }
+}
+
+/// Owns the memory of every bus of an engine. Allocates only in `init`.
+public final class BusPool: @unchecked Sendable {
+    public let capacity: Int
+    private let samples: UnsafeMutablePointer<Float>
+    private let states: UnsafeMutablePointer<BusState>
+    public let buses: [AudioBus]
+
+    /// Allocates one bus per entry of `channelCounts`, zeroed. [main-thread]
+    public init(channelCounts: [Int], capacity: Int) {
+        self.capacity = capacity
+        let total = max(channelCounts.reduce(0, +) * capacity, 1)
+        samples = .allocate(capacity: total)
+        samples.initialize(repeating: 0, count: total)
+        states = .allocate(capacity: max(channelCounts.count, 1))
+        states.initialize(repeating: BusState(), count: max(channelCounts.count, 1))
+        var offset = 0
+        var made: [AudioBus] = []
+        for (i, n) in channelCounts.enumerated() {
+            made.append(AudioBus(channels: n, capacity: capacity, base: samples + offset, state: states + i))
+            offset += n * capacity
+        }
+        buses = made
+    }
+
+    deinit {
+        samples.deallocate()
+        states.deallocate()
+    }
+}

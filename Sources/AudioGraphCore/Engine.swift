@@ -1,0 +1,157 @@
+import Synchronization
+
+/// An error building an engine from a plan.
+public struct EngineError: Error, Sendable, CustomStringConvertible {
+    public var nodeID: String?
+    public var message: String
+    public init(nodeID: String? = nil, _ message: String) {
+        self.nodeID = nodeID
+        self.message = message
+    }
+    public var description: String {
+        nodeID.map { "node '\($0)': \(message)" } ?? message
+    }
+}
+
+/// A compiled graph: a flat schedule of nodes, every bus allocated, ready to
+/// render blocks of up to `maxFrames` frames on the audio thread.
+///
+/// Threading:
+/// - `init`, `start`, `stop`, `finish`: [main-thread]
+/// - `render`: [audio-thread] — one thread at a time; no allocation, lock,
+///   I/O, logging or waiting.
+/// - `post`: [control threads]
+/// - `framePosition`, `isFinished`: [any thread]
+public final class Engine: @unchecked Sendable {
+    /// One entry of the schedule, in topological order.
+    public struct Step {
+        public var id: String
+        public var node: any RenderNode
+        /// For each input port in order: the index (in the schedule) of the
+        /// step whose output feeds it. Must be an earlier step.
+        public var inputs: [Int]
+        /// Output channel count, or nil for a sink.
+        public var outputChannels: Int?
+        public init(id: String, node: any RenderNode, inputs: [Int], outputChannels: Int?) {
+            self.id = id
+            self.node = node
+            self.inputs = inputs
+            self.outputChannels = outputChannels
+        }
+    }
+
+    public let sampleRate: Double
+    public let maxFrames: Int
+    public let ids: [String]
+    /// For each step, the steps feeding its inputs.
+    public let inputIndices: [[Int]]
+    private let nodes: ContiguousArray<any RenderNode>
+    private let pool: BusPool
+    /// Bus of each step's output (nil for sinks).
+    public let outputs: [AudioBus?]
+    /// Buses feeding sinks: when all have ended, the graph has finished.
+    private let sinkInputs: ContiguousArray<AudioBus>
+    /// Parameter changes bound for the audio thread.
+    public let parameters = ParameterQueue()
+    /// Non-realtime work of the graph's nodes.
+    public let worker: BackgroundWorker
+    private let position = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
+
+    /// Allocates every bus and prepares every node. [main-thread]
+    /// - Throws: `EngineError` when a step reads a later step or a sink, or a node refuses to prepare.
+    public init(steps: [Step], sampleRate: Double, maxFrames: Int) throws {
+        guard maxFrames > 0 else { throw EngineError("maxFrames must be positive") }
+        self.sampleRate = sampleRate
+        self.maxFrames = maxFrames
+        ids = steps.map(\.id)
+        inputIndices = steps.map(\.inputs)
+        var busIndex: [Int?] = []
+        var counts: [Int] = []
+        for step in steps {
+            if let c = step.outputChannels {
+                busIndex.append(counts.count)
+                counts.append(c)
+            } else {
+                busIndex.append(nil)
+            }
+        }
+        let pool = BusPool(channelCounts: counts, capacity: maxFrames)
+        self.pool = pool
+        let outs = busIndex.map { $0.map { pool.buses[$0] } }
+        outputs = outs
+        var sinks: ContiguousArray<AudioBus> = []
+        let context = PrepareContext(sampleRate: sampleRate, maxFrames: maxFrames)
+        for (i, step) in steps.enumerated() {
+            var ins: [AudioBus] = []
+            for src in step.inputs {
+                guard src >= 0, src < i, let bus = outs[src] else {
+                    throw EngineError(nodeID: step.id, "input from step \(src) is not an earlier node with an output")
+                }
+                ins.append(bus)
+            }
+            do {
+                try step.node.prepare(inputs: ins, output: outs[i], context: context)
+            } catch let e as EngineError {
+                throw e
+            } catch {
+                throw EngineError(nodeID: step.id, "\(error)")
+            }
+            if step.outputChannels == nil { sinks.append(contentsOf: ins) }
+        }
+        sinkInputs = sinks
+        nodes = ContiguousArray(steps.map { $0.node })
+        worker = BackgroundWorker(jobs: steps.compactMap { $0.node.backgroundJob })
+    }
+
+    /// Frames rendered so far. [any thread]
+    public var framePosition: Int { position.load(ordering: .relaxed) }
+
+    /// True once every stream reaching a sink has ended. [any thread]
+    public var isFinished: Bool { finished.load(ordering: .relaxed) }
+
+    /// The index of the step named `id`. [any thread]
+    public func stepIndex(of id: String) -> Int? { ids.firstIndex(of: id) }
+
+    /// Renders one block through the whole schedule.
+    ///
+    /// Applies queued parameter changes first, then runs every node in
+    /// order. `frames` above `maxFrames` is clamped. [audio-thread]
+    public func render(frames: Int) {
+        let n = frames < maxFrames ? frames : maxFrames
+        var change = ParameterChange(node: -1, parameter: -1, value: 0)
+        while parameters.next(into: &change) {
+            let i = Int(change.node)
+            if i >= 0 && i < nodes.count { nodes[i].apply(change) }
+        }
+        var i = 0
+        while i < nodes.count {
+            nodes[i].render(frames: n)
+            i += 1
+        }
+        var done = true
+        i = 0
+        while i < sinkInputs.count {
+            if !sinkInputs[i].state.ended { done = false }
+            i += 1
+        }
+        finished.store(done, ordering: .relaxed)
+        position.add(n, ordering: .relaxed)
+        worker.wake()
+    }
+
+    /// Queues a parameter change for the next block. [control threads]
+    @discardableResult
+    public func post(_ change: ParameterChange) -> Bool { parameters.post(change) }
+
+    /// The latency of each step's output: its own plus the largest of its
+    /// inputs'. [main-thread]
+    public var latencies: [Int] {
+        var out: [Int] = []
+        for (i, node) in nodes.enumerated() {
+            let upstream = inputIndices[i].map { out[$0] }.max() ?? 0
+            out.append(upstream + node.latency)
+        }
+        return out
+    }
+}

@@ -1,0 +1,107 @@
+/// DSP kernels: plain loops over raw buffers, shared by the built-in nodes.
+///
+/// Every kernel is `@_noLocks`: the compiler rejects allocation, reference
+/// counting, locks and existential calls inside them. They are `@inlinable`
+/// so that callers in other modules get the specialised loop.
+/// [audio-thread; any thread may call them on memory it owns]
+public enum Kernels {
+    /// `dst[0..<count] = value`
+    @inlinable @_noLocks
+    public static func fill(_ dst: UnsafeMutablePointer<Float>, count: Int, value: Float) {
+        var i = 0
+        while i < count { dst[i] = value; i += 1 }
+    }
+
+    /// `dst[0..<count] = src[0..<count]`
+    @inlinable @_noLocks
+    public static func copy(_ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count { dst[i] = src[i]; i += 1 }
+    }
+
+    /// `dst[i] = src[i] * gain`
+    @inlinable @_noLocks
+    public static func copyScaled(_ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, count: Int, gain: Float) {
+        var i = 0
+        while i < count { dst[i] = src[i] * gain; i += 1 }
+    }
+
+    /// `dst[i] += src[i] * gain`
+    @inlinable @_noLocks
+    public static func addScaled(_ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, count: Int, gain: Float) {
+        var i = 0
+        while i < count { dst[i] += src[i] * gain; i += 1 }
+    }
+
+    /// `dst[i] *= gain`
+    @inlinable @_noLocks
+    public static func scale(_ dst: UnsafeMutablePointer<Float>, count: Int, gain: Float) {
+        var i = 0
+        while i < count { dst[i] *= gain; i += 1 }
+    }
+
+    /// `dst[i] = src[i] * g(i)` where `g` moves linearly from `from` by
+    /// `step` per sample (a gain ramp). Returns the gain after the last sample.
+    @inlinable @_noLocks
+    public static func copyRamped(_ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, count: Int, from: Float, step: Float) -> Float {
+        var g = from
+        var i = 0
+        while i < count { g += step; dst[i] = src[i] * g; i += 1 }
+        return g
+    }
+
+    /// `dst[i] += src[i] * g(i)`, `g` as in `copyRamped`.
+    @inlinable @_noLocks
+    public static func addRamped(_ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, count: Int, from: Float, step: Float) -> Float {
+        var g = from
+        var i = 0
+        while i < count { g += step; dst[i] += src[i] * g; i += 1 }
+        return g
+    }
+
+    /// Copies one channel out of interleaved frames:
+    /// `dst[i] = src[i * stride + channel]`.
+    @inlinable @_noLocks
+    public static func deinterleave(_ src: UnsafePointer<Float>, stride: Int, channel: Int, to dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        var j = channel
+        while i < count { dst[i] = src[j]; i += 1; j += stride }
+    }
+
+    /// Writes one channel into interleaved frames:
+    /// `dst[i * stride + channel] = src[i]`.
+    @inlinable @_noLocks
+    public static func interleave(_ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, stride: Int, channel: Int, count: Int) {
+        var i = 0
+        var j = channel
+        while i < count { dst[j] = src[i]; i += 1; j += stride }
+    }
+
+    /// Largest absolute sample value.
+    @inlinable @_noLocks
+    public static func peak(_ src: UnsafePointer<Float>, count: Int) -> Float {
+        var m: Float = 0
+        var i = 0
+        while i < count {
+            let v = src[i] < 0 ? -src[i] : src[i]
+            if v > m { m = v }
+            i += 1
+        }
+        return m
+    }
+}
+
+/// Decibel conversions. [any thread]
+public enum Decibels {
+    /// Linear amplitude of `dB` (20·log10 scale); `-infinity` gives 0.
+    @inlinable
+    public static func toLinear(_ dB: Double) -> Double {
+        dB == -.infinity ? 0 : _pow10(dB / 20)
+    }
+
+    /// `dB` of a linear amplitude; 0 gives `-infinity`.
+    @inlinable
+    public static func fromLinear(_ linear: Double) -> Double {
+        linear <= 0 ? -.infinity : 20 * _log10(linear)
+    }
+}

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// Renders an engine as fast as the machine allows, on the calling thread.
+///
+/// The same path as live rendering: background jobs fill and drain their
+/// rings on the worker thread; the only difference is that before each
+/// block this driver waits until every job is ready, so nothing underruns
+/// and nothing is dropped.
+public struct OfflineRenderer {
+    /// Why rendering stopped.
+    public enum Ending: Sendable, Equatable {
+        /// Every stream reaching a sink ended.
+        case endOfStream
+        /// The requested duration was reached.
+        case durationReached
+        /// `shouldStop` returned true (e.g. Ctrl-C).
+        case interrupted
+    }
+
+    public struct Result: Sendable {
+        public var frames: Int
+        public var ending: Ending
+        /// Errors from finishing background jobs (e.g. closing a file).
+        public var finishErrors: [String]
+    }
+
+    public let engine: Engine
+    /// Frames per block; at most the engine's `maxFrames`.
+    public let blockFrames: Int
+
+    public init(engine: Engine, blockFrames: Int? = nil) {
+        self.engine = engine
+        self.blockFrames = min(blockFrames ?? engine.maxFrames, engine.maxFrames)
+    }
+
+    /// Renders until end of stream, `maxFrames`, or `shouldStop()`.
+    /// - Parameters:
+    ///   - maxFrames: stop after this many frames (nil: only at end of stream).
+    ///   - progress: called between blocks with the frames rendered so far.
+    /// [main-thread]
+    public func run(
+        maxFrames: Int? = nil,
+        shouldStop: () -> Bool = { false },
+        progress: (Int) -> Void = { _ in }
+    ) -> Result {
+        engine.worker.start()
+        var done = 0
+        var ending = Ending.endOfStream
+        while true {
+            if let limit = maxFrames, done >= limit { ending = .durationReached; break }
+            if shouldStop() { ending = .interrupted; break }
+            let n = min(blockFrames, (maxFrames ?? Int.max) - done)
+            engine.worker.waitUntilReady(frames: n)
+            engine.render(frames: n)
+            done += n
+            progress(done)
+            if engine.isFinished { ending = .endOfStream; break }
+        }
+        engine.worker.stop()
+        let errors = engine.worker.finishJobs().map { "\($0)" }
+        return Result(frames: done, ending: ending, finishErrors: errors)
+    }
+}

@@ -1,0 +1,79 @@
+/// What a node learns when the engine is built.
+public struct PrepareContext: Sendable {
+    public var sampleRate: Double
+    /// The largest block `render(frames:)` will ever be asked for.
+    public var maxFrames: Int
+    public init(sampleRate: Double, maxFrames: Int) {
+        self.sampleRate = sampleRate
+        self.maxFrames = maxFrames
+    }
+}
+
+/// The part of a node that runs on the audio thread.
+///
+/// Lifecycle: created on the main thread, `prepare` once (the only place a
+/// node allocates), then `render`/`apply` on the audio thread any number of
+/// times, then released on the main thread after the engine stops.
+///
+/// Threading, the CLAP way:
+/// - `prepare`: [main-thread & !active]
+/// - `render`, `apply`: [audio-thread & active]; must not allocate, lock,
+///   log, print, do I/O or wait. Use `Kernels` for the loops.
+/// - `latency`, `backgroundJob`: [main-thread]
+public protocol RenderNode: AnyObject {
+    /// Binds the buses this node reads and writes. `inputs` follows the
+    /// node's input ports in order; `output` is nil for sinks.
+    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws
+    /// Renders `frames` (≤ maxFrames) frames: reads the input buses, writes
+    /// the output bus and its `BusState`; zeroes output past `validFrames`.
+    func render(frames: Int)
+    /// Applies a parameter change at the start of a block.
+    func apply(_ change: ParameterChange)
+    /// Frames this node delays its signal by.
+    var latency: Int { get }
+    /// Work this node needs off the audio thread (file reading, writing), if any.
+    var backgroundJob: (any BackgroundJob)? { get }
+}
+
+extension RenderNode {
+    public func apply(_ change: ParameterChange) {}
+    public var latency: Int { 0 }
+    public var backgroundJob: (any BackgroundJob)? { nil }
+}
+
+/// Work a node needs done off the audio thread, on the engine's worker thread.
+///
+/// A job sits on one side of an `SPSCRing`: a file source produces into it,
+/// a file sink consumes from it; the node's `render` is the other side.
+public protocol BackgroundJob: AnyObject, Sendable {
+    /// Does one bounded step of work (read or write one chunk). Returns true
+    /// when it did something, false when it had nothing to do.
+    /// [worker-thread]
+    func service() -> Bool
+    /// Whether the audio side can render `frames` more frames without an
+    /// underrun or an overflow (or the stream has ended). Offline rendering
+    /// waits for this before each block; live rendering never waits.
+    /// [control-thread; an estimate]
+    func isReady(forFrames frames: Int) -> Bool
+    /// Brings the job to rest after rendering stopped: a sink writes what
+    /// remains and closes its file. Runs after the worker thread has exited.
+    /// [control-thread & !rendering]
+    func finish() throws
+}
+
+extension BusState {
+    /// The state of a node's output when it simply follows its inputs: the
+    /// longest valid span, ended when every input has ended.
+    @inlinable
+    public static func merging(_ inputs: [AudioBus]) -> BusState {
+        var s = BusState(validFrames: 0, ended: true)
+        var i = 0
+        while i < inputs.count {
+            let t = inputs[i].state
+            if t.validFrames > s.validFrames { s.validFrames = t.validFrames }
+            if !t.ended { s.ended = false }
+            i += 1
+        }
+        return s
+    }
+}
