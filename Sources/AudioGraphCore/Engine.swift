@@ -57,6 +57,11 @@ public final class Engine: @unchecked Sendable {
     public let worker: BackgroundWorker
     private let position = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
+    private let lastValid = Atomic<Int>(0)
+
+    /// Frames of real signal that reached the sinks in the last block: less
+    /// than the block in the block where the streams ended. [any thread]
+    public var lastBlockValidFrames: Int { lastValid.load(ordering: .relaxed) }
 
     /// Allocates every bus and prepares every node. [main-thread]
     /// - Throws: `EngineError` when a step reads a later step or a sink, or a node refuses to prepare.
@@ -130,11 +135,15 @@ public final class Engine: @unchecked Sendable {
             i += 1
         }
         var done = true
+        var valid = 0
         i = 0
         while i < sinkInputs.count {
-            if !sinkInputs[i].state.ended { done = false }
+            let state = sinkInputs[i].state
+            if !state.ended { done = false }
+            if state.validFrames > valid { valid = state.validFrames }
             i += 1
         }
+        lastValid.store(sinkInputs.isEmpty ? n : valid, ordering: .relaxed)
         finished.store(done, ordering: .relaxed)
         position.add(n, ordering: .relaxed)
         worker.wake()

@@ -18,6 +18,7 @@ public struct OfflineRenderer {
     }
 
     public struct Result: Sendable {
+        /// Frames of signal rendered: up to the end of the longest stream.
         public var frames: Int
         public var ending: Ending
         /// Errors from finishing background jobs (e.g. closing a file).
@@ -52,9 +53,14 @@ public struct OfflineRenderer {
             let n = min(blockFrames, (maxFrames ?? Int.max) - done)
             engine.worker.waitUntilReady(frames: n)
             engine.render(frames: n)
+            if engine.isFinished {
+                done += engine.lastBlockValidFrames
+                progress(done)
+                ending = .endOfStream
+                break
+            }
             done += n
             progress(done)
-            if engine.isFinished { ending = .endOfStream; break }
         }
         engine.worker.stop()
         let errors = engine.worker.finishJobs().map { "\($0)" }

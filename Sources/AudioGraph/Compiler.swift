@@ -1,0 +1,129 @@
+import AudioGraphNodes
+import AudioGraphSndFile
+
+/// A validated graph turned into a running engine, with its parameters
+/// addressable by name (`node.param`, `node.param[i]`).
+public final class CompiledGraph: @unchecked Sendable {
+    public let graph: ValidatedGraph
+    public let engine: Engine
+
+    init(graph: ValidatedGraph, engine: Engine) {
+        self.graph = graph
+        self.engine = engine
+    }
+
+    /// A parameter address that did not resolve, or a value out of range.
+    public struct ParameterError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Resolves `node.param` or `node.param[i]` to a change with `value`.
+    /// [control threads]
+    public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
+        guard let dot = address.firstIndex(of: ".") else {
+            throw ParameterError(description: "'\(address)' is not a parameter address: write node.param or node.param[i]")
+        }
+        let nodeID = String(address[..<dot])
+        var name = String(address[address.index(after: dot)...])
+        var element: Int32 = -1
+        if name.hasSuffix("]"), let open = name.firstIndex(of: "[") {
+            guard let i = Int32(name[name.index(after: open)..<name.index(before: name.endIndex)]), i >= 0 else {
+                throw ParameterError(description: "'\(address)': the index in brackets must be a whole number ≥ 0")
+            }
+            element = i
+            name = String(name[..<open])
+        }
+        guard let index = engine.stepIndex(of: nodeID), let node = graph.node(nodeID) else {
+            throw ParameterError(description: "no node '\(nodeID)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
+        }
+        let d = node.descriptor
+        guard let pIndex = d.parameterIndex(named: name) else {
+            throw ParameterError(description: "'\(nodeID)' (\(d.typeID)) has no parameter '\(name)'")
+        }
+        let p = d.parameters[pIndex]
+        guard p.live else {
+            let live = d.parameters.filter(\.live).map(\.name)
+            throw ParameterError(description: "'\(nodeID).\(name)' cannot change while running; live parameters of \(d.typeID): \(live.isEmpty ? "none" : live.joined(separator: ", "))")
+        }
+        let isList = p.type == .numberList || p.type == .booleanList
+        if isList {
+            let count = d.inputPortNames(node.parameters).count
+            guard element >= 0, Int(element) < max(count, 1) else {
+                throw ParameterError(description: "'\(nodeID).\(name)' is a list: address one element, \(nodeID).\(name)[0…\(max(count - 1, 0))]")
+            }
+        } else if element >= 0 {
+            throw ParameterError(description: "'\(nodeID).\(name)' is not a list; drop the [\(element)]")
+        }
+        if let r = p.range, !r.contains(value) {
+            throw ParameterError(description: "\(value) is out of range for \(nodeID).\(name): \(r.lowerBound)…\(r.upperBound)\(p.unit.map { " \($0)" } ?? "")")
+        }
+        return ParameterChange(node: Int32(index), parameter: Int32(pIndex), element: element, value: value)
+    }
+
+    /// Queues a change for the next block. [control threads]
+    public func set(_ address: String, _ value: Double) throws(ParameterError) {
+        let c = try change(address, value)
+        if !engine.post(c) { throw ParameterError(description: "the parameter queue is full; try again") }
+    }
+}
+
+/// Builds engines from validated graphs. [main-thread]
+public enum GraphCompiler {
+    /// An extra file that records what reaches one sink (`agraph render -o`).
+    public struct Tap: Sendable {
+        public var path: String
+        /// The sink to record; may be nil when the graph has exactly one.
+        public var sinkID: String?
+        public init(path: String, sinkID: String? = nil) {
+            self.path = path
+            self.sinkID = sinkID
+        }
+    }
+
+    /// - Parameters:
+    ///   - maxFrames: the largest block the host will render.
+    ///   - tap: also write what reaches a sink to a file.
+    /// - Throws: `EngineError` when a node cannot be created (e.g. a file vanished since validation).
+    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, tap: Tap? = nil) throws -> CompiledGraph {
+        var steps: [Engine.Step] = []
+        for node in graph.nodes {
+            let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
+                                          outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
+                                          directory: graph.directory)
+            let made: any RenderNode
+            do {
+                made = try node.type.makeNode(context)
+            } catch let e as EngineError {
+                throw e
+            } catch {
+                throw EngineError(nodeID: node.id, "\(error)")
+            }
+            steps.append(.init(id: node.id, node: made, inputs: node.inputs, outputChannels: node.outputFormat?.channels))
+        }
+        if let tap {
+            let sinks = graph.sinks
+            let sink: ValidatedGraph.Node
+            if let id = tap.sinkID {
+                guard let s = sinks.first(where: { $0.id == id }) else {
+                    throw EngineError("no sink '\(id)'; sinks: \(sinks.map(\.id).joined(separator: ", "))")
+                }
+                sink = s
+            } else if sinks.count == 1, let s = sinks.first {
+                sink = s
+            } else {
+                throw EngineError("the graph has \(sinks.count) sinks (\(sinks.map(\.id).joined(separator: ", "))): choose one with --sink")
+            }
+            guard let source = sink.inputs.first, let format = sink.inputFormats.first else {
+                throw EngineError(nodeID: sink.id, "the sink has no input to record")
+            }
+            let params = NodeParameters(["path": .string(tap.path)])
+            let (container, sample) = FileSinkType.settings(params)
+            let file = try SoundFile(writing: tap.path, container: container, sampleFormat: sample,
+                                     channels: format.channels, sampleRate: graph.sampleRate)
+            steps.append(.init(id: "(output \(tap.path))", node: FileSinkNode(file: file, capacityFrames: Int(graph.sampleRate)),
+                               inputs: [source], outputChannels: nil))
+        }
+        let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames)
+        return CompiledGraph(graph: graph, engine: engine)
+    }
+}

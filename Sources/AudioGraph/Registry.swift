@@ -1,0 +1,15 @@
+@_exported import AudioGraphCore
+@_exported import GraphFile
+import AudioGraphNodes
+import AudioGraphSndFile
+
+extension NodeRegistry {
+    /// Every node type that ships with AudioGraph.
+    public static var builtIn: NodeRegistry {
+        NodeRegistry([
+            TestToneType(), FileSourceType(),
+            GainType(), MixerType(), FormatTagType(),
+            FileSinkType(), NullType(),
+        ])
+    }
+}

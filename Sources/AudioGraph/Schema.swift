@@ -1,0 +1,118 @@
+/// The JSON Schema (draft 2020-12) of the graph format, generated from the
+/// node descriptors so it cannot drift from the code. Published as
+/// `docs/graph.schema.json`; a test keeps the file equal to this.
+public enum GraphSchema {
+    public static func make(registry: NodeRegistry) -> JSONOut {
+        let types = registry.types.map(\.descriptor)
+        var defs: [(String, JSONOut)] = [
+            ("id", .object([
+                ("type", .string("string")),
+                ("pattern", .string("^[A-Za-z0-9_-]+$")),
+                ("description", .string("Unique node id: letters, digits, '_' and '-'.")),
+            ])),
+            ("endpoint", .object([
+                ("type", .string("string")),
+                ("pattern", .string("^[A-Za-z0-9_-]+(:[A-Za-z0-9_]+)?$")),
+                ("description", .string("\"node\" (its default port) or \"node:port\".")),
+            ])),
+            ("link", .object([
+                ("type", .string("object")),
+                ("required", .array([.string("from"), .string("to")])),
+                ("additionalProperties", .bool(false)),
+                ("properties", .object([
+                    ("from", .object([("$ref", .string("#/$defs/endpoint"))])),
+                    ("to", .object([("$ref", .string("#/$defs/endpoint"))])),
+                ])),
+            ])),
+            ("node", .object([
+                ("oneOf", .array(types.map { .object([("$ref", .string("#/$defs/node-\($0.typeID)"))]) })),
+            ])),
+        ]
+        for d in types {
+            defs.append(("node-\(d.typeID)", nodeSchema(d)))
+        }
+        return .object([
+            ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
+            ("title", .string("AudioGraph graph file (\(GraphValidator.formatVersion))")),
+            ("description", .string("Generated from the node descriptors by `agraph schema`; do not edit by hand.")),
+            ("type", .string("object")),
+            ("required", .array([.string("format"), .string("nodes")])),
+            ("additionalProperties", .bool(false)),
+            ("properties", .object([
+                ("format", .object([("const", .string(GraphValidator.formatVersion))])),
+                ("name", .object([("type", .string("string")), ("minLength", .number(1))])),
+                ("description", .object([("type", .string("string"))])),
+                ("sampleRate", .object([
+                    ("type", .string("integer")),
+                    ("minimum", .number(GraphValidator.sampleRateRange.lowerBound)),
+                    ("maximum", .number(GraphValidator.sampleRateRange.upperBound)),
+                    ("default", .number(GraphValidator.defaultSampleRate)),
+                ])),
+                ("nodes", .object([
+                    ("type", .string("array")), ("minItems", .number(1)),
+                    ("items", .object([("$ref", .string("#/$defs/node"))])),
+                ])),
+                ("links", .object([
+                    ("type", .string("array")),
+                    ("items", .object([("$ref", .string("#/$defs/link"))])),
+                ])),
+            ])),
+            ("$defs", .object(defs)),
+        ])
+    }
+
+    static func nodeSchema(_ d: NodeDescriptor) -> JSONOut {
+        let required = d.parameters.filter(\.isRequired).map { JSONOut.string($0.name) }
+        var params: [(String, JSONOut)] = [
+            ("type", .string("object")),
+            ("additionalProperties", .bool(false)),
+            ("properties", .object(d.parameters.map { ($0.name, parameterSchema($0)) })),
+        ]
+        if !required.isEmpty { params.insert(("required", .array(required)), at: 1) }
+        let node: [(String, JSONOut)] = [
+            ("type", .string("object")),
+            ("description", .string(d.summary)),
+            ("required", .array([.string("id"), .string("type")] + (required.isEmpty ? [] : [.string("params")]))),
+            ("additionalProperties", .bool(false)),
+            ("properties", .object([
+                ("id", .object([("$ref", .string("#/$defs/id"))])),
+                ("type", .object([("const", .string(d.typeID))])),
+                ("description", .object([("type", .string("string"))])),
+                ("params", .object(params)),
+            ])),
+        ]
+        return .object(node)
+    }
+
+    static func parameterSchema(_ p: ParameterDescriptor) -> JSONOut {
+        var out: [(String, JSONOut)] = []
+        func range(_ into: inout [(String, JSONOut)]) {
+            if let r = p.range {
+                into.append(("minimum", .number(r.lowerBound)))
+                into.append(("maximum", .number(r.upperBound)))
+            }
+        }
+        switch p.type {
+        case .number: out.append(("type", .string("number"))); range(&out)
+        case .integer: out.append(("type", .string("integer"))); range(&out)
+        case .boolean: out.append(("type", .string("boolean")))
+        case .string: out.append(("type", .string("string")))
+        case .path: out.append(("type", .string("string"))); out.append(("minLength", .number(1)))
+        case .choice(let options): out.append(("enum", .array(options.map { .string($0) })))
+        case .numberList:
+            var item: [(String, JSONOut)] = [("type", .string("number"))]
+            range(&item)
+            out.append(("type", .string("array")))
+            out.append(("items", .object(item)))
+        case .booleanList:
+            out.append(("type", .string("array")))
+            out.append(("items", .object([("type", .string("boolean"))])))
+        }
+        if let d = p.defaultValue { out.append(("default", d.json)) }
+        var text = p.summary
+        if let u = p.unit { text += " Unit: \(u)." }
+        if p.live { text += " Live." }
+        out.append(("description", .string(text)))
+        return .object(out)
+    }
+}

@@ -1,0 +1,153 @@
+import Synchronization
+
+/// Audio from a worker thread to the audio thread: interleaved frames in an
+/// `SPSCRing`, plus an end-of-stream flag and an underrun count.
+///
+/// The producer (worker) writes whole frames and calls `markEnd()` after
+/// the last one. The consumer (audio thread) `render`s into a bus: frames
+/// that have not arrived yet become silence and an underrun, never a wait.
+public final class FeedRing: @unchecked Sendable {
+    public let channels: Int
+    public let ring: SPSCRing<Float>
+    private let ended = Atomic<Bool>(false)
+    /// Blocks in which the audio thread found too little audio. [any thread]
+    public let underruns = Atomic<Int>(0)
+    /// Frames of silence played in place of missing audio. [any thread]
+    public let missingFrames = Atomic<Int>(0)
+    /// Interleaved scratch for the consumer, sized for `maxFrames`.
+    private let scratch: UnsafeMutablePointer<Float>
+    private let scratchFrames: Int
+
+    /// - Parameters:
+    ///   - capacityFrames: frames the ring holds.
+    ///   - maxFrames: the largest block the consumer renders.
+    /// [main-thread]
+    public init(channels: Int, capacityFrames: Int, maxFrames: Int) {
+        self.channels = channels
+        ring = SPSCRing(minimumCapacity: capacityFrames * channels)
+        scratchFrames = maxFrames
+        scratch = .allocate(capacity: maxFrames * channels)
+        scratch.initialize(repeating: 0, count: maxFrames * channels)
+    }
+
+    deinit { scratch.deallocate() }
+
+    // MARK: producer side [worker-thread]
+
+    /// Whole frames that fit now.
+    public var writableFrames: Int { ring.writable / channels }
+
+    /// Frames buffered and not yet played. [any thread; an estimate]
+    public var bufferedFrames: Int { ring.readable / channels }
+
+    /// Writes `frames` interleaved frames if they fit whole; returns frames written.
+    @discardableResult
+    public func write(_ interleaved: UnsafePointer<Float>, frames: Int) -> Int {
+        let n = min(frames, writableFrames)
+        if n <= 0 { return 0 }
+        ring.write(interleaved, count: n * channels)
+        return n
+    }
+
+    /// No more frames will come.
+    public func markEnd() { ended.store(true, ordering: .releasing) }
+
+    /// Whether `markEnd()` was called. [any thread]
+    public var isEnded: Bool { ended.load(ordering: .acquiring) }
+
+    // MARK: consumer side [audio-thread]
+
+    /// Fills `frames` frames of `bus` from the ring and sets its state.
+    public func render(into bus: AudioBus, frames: Int) {
+        // Read the flag first: if it was set, everything before it is in the ring.
+        let endSeen = ended.load(ordering: .acquiring)
+        let want = frames < scratchFrames ? frames : scratchFrames
+        let available = ring.readable / channels
+        let n = want < available ? want : available
+        if n > 0 { ring.read(into: scratch, count: n * channels) }
+        var c = 0
+        while c < bus.channels {
+            if c < channels {
+                Kernels.deinterleave(scratch, stride: channels, channel: c, to: bus.channel(c), count: n)
+            } else {
+                Kernels.fill(bus.channel(c), count: n, value: 0)
+            }
+            if n < frames { Kernels.fill(bus.channel(c) + n, count: frames - n, value: 0) }
+            c += 1
+        }
+        if n < frames && endSeen && ring.readable == 0 {
+            bus.state = BusState(validFrames: n, ended: true)
+        } else {
+            if n < frames {
+                underruns.add(1, ordering: .relaxed)
+                missingFrames.add(frames - n, ordering: .relaxed)
+            }
+            bus.state = BusState(validFrames: frames, ended: false)
+        }
+    }
+}
+
+/// Audio from the audio thread to a worker thread (a file sink's path):
+/// interleaved frames in an `SPSCRing`; what does not fit is counted as
+/// dropped, never waited for.
+public final class DrainRing: @unchecked Sendable {
+    public let channels: Int
+    public let ring: SPSCRing<Float>
+    private let ended = Atomic<Bool>(false)
+    /// Frames the audio thread could not hand over (ring full). [any thread]
+    public let droppedFrames = Atomic<Int>(0)
+    private let scratch: UnsafeMutablePointer<Float>
+    private let scratchFrames: Int
+
+    /// [main-thread]
+    public init(channels: Int, capacityFrames: Int, maxFrames: Int) {
+        self.channels = channels
+        ring = SPSCRing(minimumCapacity: capacityFrames * channels)
+        scratchFrames = maxFrames
+        scratch = .allocate(capacity: maxFrames * channels)
+        scratch.initialize(repeating: 0, count: maxFrames * channels)
+    }
+
+    deinit { scratch.deallocate() }
+
+    // MARK: producer side [audio-thread]
+
+    /// Hands over the bus's valid frames; marks the end when the bus has ended.
+    public func capture(_ bus: AudioBus) {
+        let state = bus.state
+        let n = state.validFrames < scratchFrames ? state.validFrames : scratchFrames
+        if n > 0 {
+            var c = 0
+            while c < channels {
+                if c < bus.channels {
+                    Kernels.interleave(bus.channel(c), to: scratch, stride: channels, channel: c, count: n)
+                }
+                c += 1
+            }
+            let fit = ring.writable / channels
+            let w = n < fit ? n : fit
+            if w > 0 { ring.write(scratch, count: w * channels) }
+            if w < n { droppedFrames.add(n - w, ordering: .relaxed) }
+        }
+        if state.ended { ended.store(true, ordering: .releasing) }
+    }
+
+    /// Whole frames that fit now. [any thread; an estimate]
+    public var writableFrames: Int { ring.writable / channels }
+
+    // MARK: consumer side [worker-thread]
+
+    /// Frames waiting to be taken.
+    public var readableFrames: Int { ring.readable / channels }
+
+    /// Takes up to `frames` frames into `buffer`; returns frames taken.
+    public func take(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let n = min(frames, readableFrames)
+        if n <= 0 { return 0 }
+        ring.read(into: buffer, count: n * channels)
+        return n
+    }
+
+    /// The producer saw the end of its stream. [any thread]
+    public var isEnded: Bool { ended.load(ordering: .acquiring) }
+}

@@ -1,0 +1,131 @@
+import AudioGraphCore
+import GraphFile
+
+/// `mixer`: sums N inputs, each with its own smoothed gain and mute, then an
+/// output gain. Mono inputs are spread to every channel.
+public struct MixerType: NodeType {
+    public init() {}
+
+    public let descriptor = NodeDescriptor(
+        typeID: "mixer", role: .processor,
+        summary: "Sums its inputs in0…inN-1 with per-input gains and mutes. Inputs must share a channel count, except mono inputs, which go to every channel.",
+        inputs: .numbered(countParameter: "inputs"),
+        parameters: [
+            .init("inputs", .integer, range: 1...64, default: .number(2), unit: "inputs", "Number of inputs (ports in0…inN-1)."),
+            .init("gains", .numberList, range: -144...48, optional: true, unit: "dB", live: true,
+                  "Gain of each input (one per input; default 0 dB). Live: \"gains[i]\"."),
+            .init("mutes", .booleanList, optional: true, live: true,
+                  "Mute of each input (one per input; default false). Live: \"mutes[i]\"."),
+            .init("outputGain", .number, range: -144...48, default: .number(0), unit: "dB", live: true,
+                  "Gain applied to the sum."),
+        ])
+
+    public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        let p = c.parameters
+        let n = p.integer("inputs") ?? 0
+        if let g = p.numberList("gains"), g.count != n {
+            c.error(parameter: "gains", "\(g.count) gain\(g.count == 1 ? "" : "s") for \(n) inputs: give exactly one per input")
+        }
+        if let m = p.booleanList("mutes"), m.count != n {
+            c.error(parameter: "mutes", "\(m.count) mute\(m.count == 1 ? "" : "s") for \(n) inputs: give exactly one per input")
+        }
+        let known = c.inputFormats.compactMap { $0 }
+        guard known.count == c.inputFormats.count, !known.isEmpty else { return nil }
+        let channels = known.map(\.channels).max() ?? 1
+        var ok = true
+        for (i, f) in known.enumerated() where f.channels != channels && f.channels != 1 {
+            let widest = known.firstIndex { $0.channels == channels } ?? 0
+            c.error(input: i, "in\(i) has \(f.channels) channels but in\(widest) has \(channels); mixer inputs need the same count (or mono)")
+            ok = false
+        }
+        for (i, f) in known.enumerated() where f.sampleRate != c.sampleRate {
+            c.error(input: i, "in\(i) runs at \(Int(f.sampleRate)) Hz, the graph at \(Int(c.sampleRate)) Hz")
+            ok = false
+        }
+        guard ok else { return nil }
+        let layouts = Set(known.filter { $0.channels == channels }.map(\.layout))
+        let layout = layouts.count == 1 ? layouts.first : nil
+        return StreamFormat(channels: channels, sampleRate: c.sampleRate, layout: layout)
+    }
+
+    public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
+        let p = c.parameters
+        let n = p.integer("inputs") ?? c.inputFormats.count
+        return MixerNode(gainsDB: p.numberList("gains") ?? Array(repeating: 0, count: n),
+                         mutes: p.booleanList("mutes") ?? Array(repeating: false, count: n),
+                         outputGainDB: p.number("outputGain") ?? 0,
+                         sampleRate: c.sampleRate, descriptor: descriptor)
+    }
+}
+
+final class MixerNode: RenderNode {
+    var inputs: [AudioBus] = []
+    var output: AudioBus?
+    var gainsDB: [Double]
+    var mutes: [Bool]
+    var outputGainDB: Double
+    /// Effective gain of each input: its gain × mute × output gain.
+    var gains: [SmoothedGain]
+    let gainsIndex: Int32, mutesIndex: Int32, outputIndex: Int32
+
+    init(gainsDB: [Double], mutes: [Bool], outputGainDB: Double, sampleRate: Double, descriptor: NodeDescriptor) {
+        self.gainsDB = gainsDB
+        self.mutes = mutes
+        self.outputGainDB = outputGainDB
+        let ramp = rampFrames(sampleRate)
+        gains = gainsDB.indices.map { i in
+            SmoothedGain(mutes[i] ? 0 : linear(gainsDB[i] + outputGainDB), rampFrames: ramp)
+        }
+        gainsIndex = Int32(descriptor.parameterIndex(named: "gains") ?? -1)
+        mutesIndex = Int32(descriptor.parameterIndex(named: "mutes") ?? -1)
+        outputIndex = Int32(descriptor.parameterIndex(named: "outputGain") ?? -1)
+    }
+
+    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        guard inputs.count == gains.count else {
+            throw EngineError("mixer has \(inputs.count) inputs connected for \(gains.count) gains")
+        }
+        self.inputs = inputs
+        self.output = output
+    }
+
+    func apply(_ change: ParameterChange) {
+        let e = Int(change.element)
+        if change.parameter == outputIndex {
+            outputGainDB = change.value
+            for i in gains.indices { retarget(i) }
+        } else if change.parameter == gainsIndex, e >= 0, e < gains.count {
+            gainsDB[e] = change.value
+            retarget(e)
+        } else if change.parameter == mutesIndex, e >= 0, e < gains.count {
+            mutes[e] = change.value != 0
+            retarget(e)
+        }
+    }
+
+    private func retarget(_ i: Int) {
+        gains[i].setTarget(mutes[i] ? 0 : linear(gainsDB[i] + outputGainDB))
+    }
+
+    func render(frames: Int) {
+        guard let output else { return }
+        let channels = output.channels
+        output.clear(to: frames)
+        var i = 0
+        while i < inputs.count {
+            let input = inputs[i]
+            let mono = input.channels == 1 && channels > 1
+            gains[i].process(count: frames, channels: channels) { c, start, n, from, step in
+                let src = input.channel(mono ? 0 : c) + start
+                let dst = output.channel(c) + start
+                if step == 0 {
+                    if from != 0 { Kernels.addScaled(src, to: dst, count: n, gain: from) }
+                } else {
+                    _ = Kernels.addRamped(src, to: dst, count: n, from: from, step: step)
+                }
+            }
+            i += 1
+        }
+        output.state = BusState.merging(inputs)
+    }
+}

@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sine by rotating a unit phasor: two multiply-adds per sample instead of a
+/// call to `sin`, renormalised every block so it keeps its amplitude.
+/// [audio-thread]
+struct SineOscillator {
+    var re = 0.0, im = 0.0   // the phasor: (cos φ, sin φ)
+    var c = 1.0, s = 0.0     // rotation per sample
+
+    init(frequency: Double, sampleRate: Double, phase: Double = 0) {
+        re = cos(phase)
+        im = sin(phase)
+        setFrequency(frequency, sampleRate: sampleRate)
+    }
+
+    mutating func setFrequency(_ f: Double, sampleRate: Double) {
+        let w = 2 * Double.pi * f / sampleRate
+        c = cos(w)
+        s = sin(w)
+    }
+
+    /// Writes `count` samples of `sin φ` into `dst`.
+    @_noLocks
+    mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        var x = re, y = im
+        let c = c, s = s
+        var i = 0
+        while i < count {
+            dst[i] = Float(y)
+            let nx = x * c - y * s
+            y = x * s + y * c
+            x = nx
+            i += 1
+        }
+        // |phasor| drifts by ~1e-16 per step: pull it back to 1 with one
+        // Newton step of 1/sqrt around 1 (exact to ~1e-30 for such drift).
+        let k = (3 - (x * x + y * y)) * 0.5
+        re = x * k
+        im = y * k
+    }
+}
+
+/// Band-limited square and saw (PolyBLEP): a naive waveform with the
+/// discontinuities smoothed, so the test tones alias little. [audio-thread]
+struct BLEPOscillator {
+    enum Shape { case square, saw }
+    let shape: Shape
+    var phase = 0.0          // 0..<1
+    var increment = 0.0
+
+    init(shape: Shape, frequency: Double, sampleRate: Double) {
+        self.shape = shape
+        setFrequency(frequency, sampleRate: sampleRate)
+    }
+
+    mutating func setFrequency(_ f: Double, sampleRate: Double) {
+        increment = f / sampleRate
+    }
+
+    @inline(__always)
+    static func blep(_ t: Double, _ dt: Double) -> Double {
+        if t < dt {
+            let x = t / dt
+            return x + x - x * x - 1
+        } else if t > 1 - dt {
+            let x = (t - 1) / dt
+            return x * x + x + x + 1
+        }
+        return 0
+    }
+
+    @_noLocks
+    mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        var p = phase
+        let dt = increment
+        var i = 0
+        while i < count {
+            var v: Double
+            switch shape {
+            case .saw:
+                v = 2 * p - 1 - Self.blep(p, dt)
+            case .square:
+                v = p < 0.5 ? 1 : -1
+                v += Self.blep(p, dt)
+                var q = p + 0.5
+                if q >= 1 { q -= 1 }
+                v -= Self.blep(q, dt)
+            }
+            dst[i] = Float(v)
+            p += dt
+            if p >= 1 { p -= 1 }
+            i += 1
+        }
+        phase = p
+    }
+}
+
+/// Deterministic white noise, uniform in [-1, 1) (xorshift64*). [audio-thread]
+struct WhiteNoise {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+
+    @inline(__always)
+    mutating func next() -> Double {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        let r = state &* 0x2545_F491_4F6C_DD1D
+        return Double(r >> 11) * (2.0 / 9_007_199_254_740_992.0) - 1
+    }
+
+    @_noLocks
+    mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count { dst[i] = Float(next()); i += 1 }
+    }
+}
+
+/// Pink noise: white noise through Paul Kellet's "refined" filter (a sum
+/// of seven one-pole filters), within ±0.05 dB of -3 dB/octave above
+/// about 10 Hz at 44.1–48 kHz. [audio-thread]
+struct PinkNoise {
+    var white: WhiteNoise
+    var b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, b4 = 0.0, b5 = 0.0, b6 = 0.0
+
+    init(seed: UInt64) { white = WhiteNoise(seed: seed) }
+
+    @_noLocks
+    mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count {
+            let w = white.next()
+            b0 = 0.99886 * b0 + w * 0.0555179
+            b1 = 0.99332 * b1 + w * 0.0750759
+            b2 = 0.96900 * b2 + w * 0.1538520
+            b3 = 0.86650 * b3 + w * 0.3104856
+            b4 = 0.55000 * b4 + w * 0.5329522
+            b5 = -0.7616 * b5 - w * 0.0168980
+            dst[i] = Float(b0 + b1 + b2 + b3 + b4 + b5 + b6 + w * 0.5362)
+            b6 = w * 0.115926
+            i += 1
+        }
+    }
+}
+
+/// Logarithmic (exponential) sine sweep from f0 to f1 over a number of
+/// frames, then again from f0. [audio-thread]
+struct LogSweep {
+    let f0: Double, f1: Double
+    let lengthFrames: Int
+    let sampleRate: Double
+    let ratio: Double        // frequency multiplier per frame
+    var frequency: Double
+    var phase = 0.0          // radians, wrapped
+    var position = 0
+
+    init(from f0: Double, to f1: Double, seconds: Double, sampleRate: Double) {
+        self.f0 = f0
+        self.f1 = f1
+        self.sampleRate = sampleRate
+        lengthFrames = max(Int((seconds * sampleRate).rounded()), 2)
+        ratio = pow(f1 / f0, 1 / Double(lengthFrames - 1))
+        frequency = f0
+    }
+
+    /// Not `@_noLocks`: it calls libm's `sin`, a C function the attribute
+    /// refuses; `sin` neither allocates nor locks (the malloc-count test
+    /// covers this path).
+    mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        let twoPi = 2 * Double.pi
+        var i = 0
+        while i < count {
+            dst[i] = Float(sin(phase))
+            phase += twoPi * frequency / sampleRate
+            if phase >= twoPi { phase -= twoPi }
+            frequency *= ratio
+            position += 1
+            if position == lengthFrames {
+                position = 0
+                frequency = f0
+                phase = 0
+            }
+            i += 1
+        }
+    }
+}

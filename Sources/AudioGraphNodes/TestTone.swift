@@ -1,0 +1,178 @@
+import AudioGraphCore
+import GraphFile
+
+/// `test-tone`: sine, square, saw, white and pink noise, log sweep, impulse
+/// train, silence. Every channel carries the same signal.
+public struct TestToneType: NodeType {
+    public enum Waveform: String, CaseIterable, Sendable {
+        case sine, square, saw, white, pink, sweep, impulse, silence
+    }
+
+    public init() {}
+
+    public let descriptor = NodeDescriptor(
+        typeID: "test-tone", role: .source,
+        summary: "Test signal generator: sine, square, saw, white/pink noise, logarithmic sweep, impulses, silence.",
+        inputs: .none,
+        parameters: [
+            .init("waveform", .choice(Waveform.allCases.map(\.rawValue)), default: .string("sine"),
+                  "Signal shape."),
+            .init("frequency", .number, range: 0.01...192_000, default: .number(440), unit: "Hz", live: true,
+                  "Tone frequency; start frequency of a sweep. Must be below half the sample rate."),
+            .init("endFrequency", .number, range: 0.01...192_000, default: .number(20000), unit: "Hz",
+                  "End frequency of a sweep."),
+            .init("sweepTime", .number, range: 0.01...86_400, optional: true, unit: "s",
+                  "Length of one sweep (then it starts again); default: the duration."),
+            .init("interval", .number, range: 0...86_400, default: .number(1), unit: "s",
+                  "Time between impulses; 0 for a single impulse."),
+            .init("level", .number, range: -144...0, default: .number(-12), unit: "dBFS", live: true,
+                  "Peak level of periodic waveforms; for noise, the RMS level of a sine of that peak."),
+            .init("channels", .integer, range: 1...64, default: .number(2), unit: "channels",
+                  "Output channels (all carry the same signal)."),
+            .init("duration", .number, range: 0.000_1...31_536_000, optional: true, unit: "s",
+                  "End of stream after this time; endless when absent."),
+            .init("seed", .integer, range: 0...4_294_967_295, default: .number(1),
+                  "Noise seed: the same seed gives the same noise."),
+        ])
+
+    public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        let p = c.parameters
+        let nyquist = c.sampleRate / 2
+        let waveform = p.string("waveform").flatMap(Waveform.init) ?? .sine
+        if [.sine, .square, .saw, .sweep].contains(waveform), let f = p.number("frequency"), f >= nyquist {
+            c.error(parameter: "frequency", "\(f) Hz is at or above half the sample rate (\(nyquist) Hz); use a lower frequency")
+        }
+        if waveform == .sweep {
+            if let f = p.number("endFrequency"), f >= nyquist {
+                c.error(parameter: "endFrequency", "\(f) Hz is at or above half the sample rate (\(nyquist) Hz); use a lower frequency")
+            }
+            if p.number("sweepTime") == nil && p.number("duration") == nil {
+                c.error(parameter: "sweepTime", "a sweep needs \"sweepTime\" or \"duration\" (seconds)")
+            }
+        }
+        guard let channels = p.integer("channels") else { return nil }
+        return StreamFormat(channels: channels, sampleRate: c.sampleRate)
+    }
+
+    public func isEndless(_ p: NodeParameters) -> Bool { p.number("duration") == nil }
+
+    public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
+        TestToneNode(parameters: c.parameters, sampleRate: c.sampleRate, descriptor: descriptor)
+    }
+}
+
+/// The running tone. [audio-thread: render/apply; main-thread: init/prepare]
+final class TestToneNode: RenderNode {
+    let waveform: TestToneType.Waveform
+    let sampleRate: Double
+    var sine: SineOscillator
+    var blep: BLEPOscillator
+    var white: WhiteNoise
+    var pink: PinkNoise
+    var sweep: LogSweep
+    var gain: SmoothedGain
+    /// Scales the raw generator so `level` means what the descriptor says.
+    let normalisation: Float
+    let impulseInterval: Int
+    var impulseCountdown = 0
+    let totalFrames: Int?
+    var produced = 0
+    var output: AudioBus?
+    let frequencyIndex: Int32
+    let levelIndex: Int32
+
+    init(parameters p: NodeParameters, sampleRate: Double, descriptor: NodeDescriptor) {
+        self.sampleRate = sampleRate
+        waveform = p.string("waveform").flatMap(TestToneType.Waveform.init) ?? .sine
+        let f = p.number("frequency") ?? 440
+        sine = SineOscillator(frequency: f, sampleRate: sampleRate)
+        blep = BLEPOscillator(shape: waveform == .saw ? .saw : .square, frequency: f, sampleRate: sampleRate)
+        let seed = UInt64(p.integer("seed") ?? 1)
+        white = WhiteNoise(seed: seed)
+        pink = PinkNoise(seed: seed)
+        let sweepSeconds = p.number("sweepTime") ?? p.number("duration") ?? 10
+        sweep = LogSweep(from: f, to: p.number("endFrequency") ?? 20000, seconds: sweepSeconds, sampleRate: sampleRate)
+        gain = SmoothedGain(linear(p.number("level") ?? -12), rampFrames: rampFrames(sampleRate))
+        impulseInterval = Int(((p.number("interval") ?? 1) * sampleRate).rounded())
+        totalFrames = p.number("duration").map { Int(($0 * sampleRate).rounded()) }
+        switch waveform {
+        case .white:
+            // Uniform noise in [-1, 1) has an RMS of 1/√3; a sine of peak 1 has 1/√2.
+            normalisation = Float((3.0 / 2.0).squareRoot())
+        case .pink:
+            normalisation = Float((0.5).squareRoot()) / Self.measurePinkRMS(seed: seed)
+        default:
+            normalisation = 1
+        }
+        frequencyIndex = Int32(descriptor.parameterIndex(named: "frequency") ?? -1)
+        levelIndex = Int32(descriptor.parameterIndex(named: "level") ?? -1)
+    }
+
+    /// The RMS of the pink filter's output for this seed, measured once. [main-thread]
+    static func measurePinkRMS(seed: UInt64) -> Float {
+        var probe = PinkNoise(seed: seed)
+        let n = 1 << 17
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: n)
+        defer { buf.deallocate() }
+        probe.render(buf, count: n)
+        var sum = 0.0
+        for i in 0..<n { sum += Double(buf[i]) * Double(buf[i]) }
+        return Float((sum / Double(n)).squareRoot())
+    }
+
+    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        self.output = output
+    }
+
+    func apply(_ change: ParameterChange) {
+        if change.parameter == frequencyIndex {
+            sine.setFrequency(change.value, sampleRate: sampleRate)
+            blep.setFrequency(change.value, sampleRate: sampleRate)
+        } else if change.parameter == levelIndex {
+            gain.setTarget(linear(change.value))
+        }
+    }
+
+    func render(frames: Int) {
+        guard let out = output else { return }
+        var n = frames
+        if let total = totalFrames { n = max(0, min(frames, total - produced)) }
+        let dst = out.channel(0)
+        switch waveform {
+        case .sine: sine.render(dst, count: n)
+        case .square, .saw: blep.render(dst, count: n)
+        case .white: white.render(dst, count: n)
+        case .pink: pink.render(dst, count: n)
+        case .sweep: sweep.render(dst, count: n)
+        case .silence: Kernels.fill(dst, count: n, value: 0)
+        case .impulse: renderImpulses(dst, count: n)
+        }
+        let k = normalisation
+        gain.process(count: n, channels: 1) { _, start, len, from, step in
+            if step == 0 {
+                Kernels.scale(dst + start, count: len, gain: from * k)
+            } else {
+                _ = Kernels.copyRamped(dst + start, to: dst + start, count: len, from: from * k, step: step * k)
+            }
+        }
+        if n < frames { Kernels.fill(dst + n, count: frames - n, value: 0) }
+        for c in 1..<max(out.channels, 1) { Kernels.copy(dst, to: out.channel(c), count: frames) }
+        produced += n
+        let ended = totalFrames.map { produced >= $0 } ?? false
+        out.state = BusState(validFrames: n, ended: ended)
+    }
+
+    private func renderImpulses(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        Kernels.fill(dst, count: count, value: 0)
+        var i = 0
+        while i < count {
+            if impulseCountdown == 0 {
+                dst[i] = produced + i == 0 || impulseInterval > 0 ? 1 : 0
+                impulseCountdown = impulseInterval > 0 ? impulseInterval : Int.max
+            }
+            let skip = min(impulseCountdown, count - i)
+            impulseCountdown -= skip
+            i += skip
+        }
+    }
+}

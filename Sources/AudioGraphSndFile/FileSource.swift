@@ -1,0 +1,141 @@
+import AudioGraphCore
+import GraphFile
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `file`: plays an audio file through libsndfile (WAV, AIFF, FLAC, Ogg
+/// Vorbis/Opus, MP3 and whatever else the installed libsndfile reads).
+/// Reading happens on the worker thread; the audio thread takes frames from
+/// a ring.
+public struct FileSourceType: NodeType {
+    public init() {}
+
+    public let descriptor = NodeDescriptor(
+        typeID: "file", role: .source,
+        summary: "Plays an audio file (libsndfile: WAV, AIFF, FLAC, Ogg Vorbis/Opus, MP3, …), read off the audio thread.",
+        inputs: .none,
+        parameters: [
+            .init("path", .path, "The file; relative to the graph file's folder."),
+            .init("loop", .boolean, default: .boolean(false), "Start again at the beginning at the end (no end of stream)."),
+            .init("start", .number, range: 0...31_536_000, default: .number(0), unit: "s", "Where to start playing."),
+            .init("bufferTime", .number, range: 0.01...60, default: .number(0.5), unit: "s",
+                  "How much audio the ring between the reader and the audio thread holds."),
+        ],
+        domain: .background)
+
+    public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        guard let path = c.parameters.string("path") else { return nil }
+        let full = c.resolvePath(path)
+        let file: SoundFile
+        do {
+            file = try SoundFile(reading: full)
+        } catch {
+            let why = access(full, F_OK) != 0 ? "no such file" : access(full, R_OK) != 0 ? "permission denied" : error.message
+            c.error(parameter: "path", "cannot read audio file \(full): \(why)")
+            return nil
+        }
+        defer { try? file.close() }
+        if file.sampleRate != c.sampleRate {
+            c.error(parameter: "path", "\(path) is at \(Int(file.sampleRate)) Hz but the graph runs at \(Int(c.sampleRate)) Hz, and resampling is not available yet: set the graph's \"sampleRate\" to \(Int(file.sampleRate)) or convert the file (e.g. sox in.wav -r \(Int(c.sampleRate)) out.wav)")
+        }
+        if let start = c.parameters.number("start"), start > 0 {
+            let length = Double(file.frames) / file.sampleRate
+            if start >= length {
+                c.error(parameter: "start", "start at \(start) s is past the end of \(path) (\(Double(Int(length * 1000)) / 1000) s)")
+            }
+        }
+        if file.frames == 0 && c.parameters.boolean("loop") == true {
+            c.error(parameter: "loop", "\(path) is empty and cannot loop")
+        }
+        return StreamFormat(channels: file.channels, sampleRate: c.sampleRate)
+    }
+
+    public func isEndless(_ p: NodeParameters) -> Bool { p.boolean("loop") == true }
+
+    public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
+        guard let path = c.parameters.string("path") else { throw EngineError(nodeID: c.nodeID, "no path") }
+        let file = try SoundFile(reading: c.resolvePath(path))
+        let startFrame = Int(((c.parameters.number("start") ?? 0) * file.sampleRate).rounded())
+        if startFrame > 0 { try file.seek(toFrame: startFrame) }
+        let capacity = Int((c.parameters.number("bufferTime") ?? 0.5) * c.sampleRate)
+        return FileSourceNode(file: file, loop: c.parameters.boolean("loop") ?? false, capacityFrames: capacity)
+    }
+}
+
+/// The audio-thread side of `file`: takes frames from the ring.
+final class FileSourceNode: RenderNode {
+    let file: SoundFile
+    let loop: Bool
+    let capacityFrames: Int
+    var feed: FeedRing?
+    var reader: FileReaderJob?
+    var output: AudioBus?
+
+    init(file: SoundFile, loop: Bool, capacityFrames: Int) {
+        self.file = file
+        self.loop = loop
+        self.capacityFrames = capacityFrames
+    }
+
+    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        self.output = output
+        let ring = FeedRing(channels: file.channels, capacityFrames: max(capacityFrames, 2 * context.maxFrames),
+                            maxFrames: context.maxFrames)
+        feed = ring
+        reader = FileReaderJob(file: file, loop: loop, feed: ring)
+    }
+
+    func render(frames: Int) {
+        guard let feed, let output else { return }
+        feed.render(into: output, frames: frames)
+    }
+
+    var backgroundJob: (any BackgroundJob)? { reader }
+}
+
+/// Reads the file into the ring, a chunk at a time. [worker-thread]
+final class FileReaderJob: BackgroundJob, @unchecked Sendable {
+    static let chunkFrames = 4096
+    let file: SoundFile
+    let loop: Bool
+    let feed: FeedRing
+    let buffer: UnsafeMutablePointer<Float>
+    var done = false
+
+    init(file: SoundFile, loop: Bool, feed: FeedRing) {
+        self.file = file
+        self.loop = loop
+        self.feed = feed
+        buffer = .allocate(capacity: Self.chunkFrames * file.channels)
+    }
+
+    deinit { buffer.deallocate() }
+
+    func service() -> Bool {
+        guard !done else { return false }
+        let room = min(feed.writableFrames, Self.chunkFrames)
+        // Wait for a useful amount of room rather than trickling.
+        guard room >= min(Self.chunkFrames, feed.ring.capacity / feed.channels / 4) else { return false }
+        var n = file.read(into: buffer, frames: room)
+        if n == 0 && loop && file.frames > 0 {
+            do { try file.seek(toFrame: 0) } catch { done = true; feed.markEnd(); return true }
+            n = file.read(into: buffer, frames: room)
+        }
+        if n == 0 {
+            done = true
+            feed.markEnd()
+            return true
+        }
+        feed.write(buffer, frames: n)
+        return true
+    }
+
+    func isReady(forFrames frames: Int) -> Bool {
+        done || feed.bufferedFrames >= frames
+    }
+
+    func finish() throws {
+        try file.close()
+    }
+}

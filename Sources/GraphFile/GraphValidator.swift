@@ -1,0 +1,548 @@
+import AudioGraphCore
+import OrderedCollections
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Checks a graph file against the format and the node types: everything
+/// that can be known before running. Reports every problem of a file, each
+/// with its JSON pointer, position and node.
+public struct GraphValidator: Sendable {
+    /// The format string this version reads.
+    public static let formatVersion = "agraph/1"
+    public static let topLevelKeys = ["format", "name", "sampleRate", "nodes", "links", "description"]
+    public static let nodeKeys = ["id", "type", "params", "description"]
+    public static let linkKeys = ["from", "to"]
+    public static let sampleRateRange: ClosedRange<Double> = 8000...384_000
+    public static let defaultSampleRate = 48000.0
+
+    public let registry: NodeRegistry
+
+    public init(registry: NodeRegistry) {
+        self.registry = registry
+    }
+
+    /// Reads and validates the graph file at `path`. [main-thread]
+    public func validate(file path: String) -> Result<ValidatedGraph, GraphErrors> {
+        guard let bytes = readFile(path) else {
+            let reason = String(cString: strerror(errno))
+            return .failure(GraphErrors([Diagnostic(file: path, pointer: .root,
+                message: "cannot read the graph file: \(reason)")]))
+        }
+        let absolute = GraphPaths.resolve(path, against: currentDirectory())
+        let directory = String(absolute[..<(absolute.lastIndex(of: "/") ?? absolute.startIndex)])
+        return validate(bytes: bytes, file: path, directory: directory.isEmpty ? "/" : directory)
+    }
+
+    /// Validates a graph document held in memory.
+    /// - Parameters:
+    ///   - file: the name used in diagnostics.
+    ///   - directory: where relative paths in the graph resolve.
+    /// [main-thread]
+    public func validate(bytes: [UInt8], file: String, directory: String) -> Result<ValidatedGraph, GraphErrors> {
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            return .failure(GraphErrors([Diagnostic(file: file, pointer: .root, location: error.location,
+                message: "malformed JSON: \(error.message)")]))
+        }
+        let run = ValidationRun(file: file, directory: directory, root: root, registry: registry)
+        let graph = run.validate()
+        if let graph, !run.diagnostics.contains(where: { $0.severity == .error }) {
+            var g = graph
+            g.warnings = run.diagnostics
+            return .success(g)
+        }
+        return .failure(GraphErrors(run.diagnostics))
+    }
+
+    private func readFile(_ path: String) -> [UInt8]? {
+        guard let f = fopen(path, "rb") else { return nil }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
+            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
+            if n < chunk.count {
+                if ferror(f) != 0 { return nil }
+                break
+            }
+        }
+        return out
+    }
+
+    private func currentDirectory() -> String {
+        var buf = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buf, buf.count) != nil else { return "/" }
+        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}
+
+/// One validation pass over one document; collects diagnostics.
+final class ValidationRun {
+    let file: String
+    let directory: String
+    let root: JSONValue
+    let registry: NodeRegistry
+    private(set) var diagnostics: [Diagnostic] = []
+
+    init(file: String, directory: String, root: JSONValue, registry: NodeRegistry) {
+        self.file = file
+        self.directory = directory
+        self.root = root
+        self.registry = registry
+    }
+
+    func error(_ pointer: JSONPointer, node: String? = nil, _ message: String) {
+        diagnostics.append(Diagnostic(.error, file: file, pointer: pointer, location: location(of: pointer),
+                                      nodeID: node, message: message))
+    }
+
+    func warning(_ pointer: JSONPointer, node: String? = nil, _ message: String) {
+        diagnostics.append(Diagnostic(.warning, file: file, pointer: pointer, location: location(of: pointer),
+                                      nodeID: node, message: message))
+    }
+
+    /// The position of the value at `pointer`, or of its nearest ancestor.
+    private func location(of pointer: JSONPointer) -> SourceLocation? {
+        var tokens = pointer.tokens
+        while true {
+            if let v = root.value(at: JSONPointer(tokens)) { return v.location }
+            if tokens.isEmpty { return nil }
+            tokens.removeLast()
+        }
+    }
+
+    /// A node as read from the file, before ordering.
+    struct ParsedNode {
+        var index: Int
+        var id: String
+        var type: (any NodeType)?
+        var parameters: NodeParameters
+        var pointer: JSONPointer
+        var portNames: [String]
+        /// Per input port: (source node index, link pointer).
+        var feeds: [Int: (source: Int, link: JSONPointer)] = [:]
+        var consumers: Int = 0
+    }
+
+    func validate() -> ValidatedGraph? {
+        guard let top = root.object else {
+            error(.root, "a graph file is a JSON object with \"format\", \"nodes\" and \"links\"; found \(root.typeName)")
+            return nil
+        }
+        for key in top.keys where !GraphValidator.topLevelKeys.contains(key) {
+            let hint = closestMatch(to: key, in: GraphValidator.topLevelKeys).map { "; did you mean \"\($0)\"?" } ?? ""
+            error(JSONPointer.root.appending(key), "unknown key \"\(key)\"\(hint); allowed: \(GraphValidator.topLevelKeys.joined(separator: ", "))")
+        }
+        // format
+        let formatPointer = JSONPointer.root.appending("format")
+        switch top["format"]?.string {
+        case GraphValidator.formatVersion: break
+        case .some(let other): error(formatPointer, "unsupported format \"\(other)\"; this version reads \"\(GraphValidator.formatVersion)\"")
+        case .none:
+            if top["format"] == nil {
+                error(formatPointer, "missing \"format\": add \"format\": \"\(GraphValidator.formatVersion)\"")
+            } else {
+                error(formatPointer, "\"format\" must be the string \"\(GraphValidator.formatVersion)\"")
+            }
+        }
+        // name
+        var name = file.split(separator: "/").last.map { String($0.split(separator: ".").first ?? $0) } ?? "agraph"
+        if let n = top["name"] {
+            if let s = n.string, !s.isEmpty { name = s } else { error(JSONPointer.root.appending("name"), "\"name\" must be a non-empty string") }
+        }
+        // sample rate
+        var sampleRate = GraphValidator.defaultSampleRate
+        if let r = top["sampleRate"] {
+            let p = JSONPointer.root.appending("sampleRate")
+            if let v = r.number, r.integer != nil, GraphValidator.sampleRateRange.contains(v) {
+                sampleRate = v
+            } else {
+                error(p, "\"sampleRate\" must be an integer number of Hz from 8000 to 384000 (e.g. 48000); found \(r.typeName == "string" ? "a string" : describe(r))")
+            }
+        }
+        if let d = top["description"], d.string == nil {
+            error(JSONPointer.root.appending("description"), "\"description\" must be a string")
+        }
+
+        // nodes
+        var nodes: [ParsedNode] = []
+        var idIndex: [String: Int] = [:]
+        let nodesPointer = JSONPointer.root.appending("nodes")
+        if let list = top["nodes"]?.array {
+            if list.isEmpty { error(nodesPointer, "the graph has no nodes") }
+            for (i, value) in list.enumerated() {
+                if let node = parseNode(value, index: i, pointer: nodesPointer.appending(i), seen: idIndex) {
+                    if idIndex[node.id] == nil { idIndex[node.id] = nodes.count }
+                    nodes.append(node)
+                }
+            }
+        } else {
+            error(nodesPointer, top["nodes"] == nil ? "missing \"nodes\": a list of node objects" : "\"nodes\" must be an array of node objects")
+        }
+
+        // links
+        var links: [ValidatedGraph.Link] = []
+        let linksPointer = JSONPointer.root.appending("links")
+        if let list = top["links"]?.array {
+            for (i, value) in list.enumerated() {
+                if let link = parseLink(value, pointer: linksPointer.appending(i), nodes: &nodes, ids: idIndex) {
+                    links.append(link)
+                }
+            }
+        } else if top["links"] != nil {
+            error(linksPointer, "\"links\" must be an array of {\"from\", \"to\"} objects")
+        } else if nodes.count > 1 {
+            error(linksPointer, "missing \"links\": a list of {\"from\": \"node\", \"to\": \"node:port\"} objects")
+        }
+
+        // every input fed; outputs used
+        for node in nodes where node.type != nil {
+            for (port, portName) in node.portNames.enumerated() where node.feeds[port] == nil {
+                error(node.pointer, node: node.id, "input port '\(portName)' is not connected: add a link {\"from\": \"…\", \"to\": \"\(node.id):\(portName)\"}")
+            }
+            if let t = node.type, t.descriptor.hasOutput, node.consumers == 0 {
+                warning(node.pointer, node: node.id, "the output of '\(node.id)' goes nowhere")
+            }
+        }
+        // a sink
+        if !nodes.isEmpty, !nodes.contains(where: { $0.type.map { !$0.descriptor.hasOutput } ?? false }),
+           !nodes.contains(where: { $0.type == nil }) {
+            let sinks = registry.types.filter { !$0.descriptor.hasOutput }.map(\.descriptor.typeID)
+            error(nodesPointer, "the graph has no sink: its audio goes nowhere; add one of: \(sinks.joined(separator: ", "))")
+        }
+
+        // order; cycles
+        let order = topologicalOrder(nodes, links: linksPointer)
+
+        // formats
+        var formats: [Int: StreamFormat] = [:]
+        var resolved: [Int: (inputs: [StreamFormat?], output: StreamFormat?)] = [:]
+        for i in order {
+            let node = nodes[i]
+            guard let type = node.type else { continue }
+            let inputFormats: [StreamFormat?] = node.portNames.indices.map { port in
+                node.feeds[port].flatMap { formats[$0.source] }
+            }
+            let context = ResolveContext(nodeID: node.id, parameters: node.parameters, inputFormats: inputFormats,
+                                         sampleRate: sampleRate, directory: directory)
+            let out = type.resolve(context)
+            for issue in context.issues {
+                switch issue.subject {
+                case .node:
+                    error(node.pointer, node: node.id, issue.message)
+                case .parameter(let p, let element):
+                    var ptr = node.pointer.appending("params").appending(p)
+                    if let e = element { ptr = ptr.appending(e) }
+                    error(ptr, node: node.id, issue.message)
+                case .input(let port):
+                    error(node.feeds[port]?.link ?? node.pointer, node: node.id, issue.message)
+                }
+            }
+            if let out, context.issues.isEmpty { formats[i] = out }
+            resolved[i] = (inputFormats, out)
+        }
+
+        guard !diagnostics.contains(where: { $0.severity == .error }) else { return nil }
+        var position: [Int: Int] = [:]
+        for (k, i) in order.enumerated() { position[i] = k }
+        var out: [ValidatedGraph.Node] = []
+        for i in order {
+            let node = nodes[i]
+            guard let type = node.type, let r = resolved[i] else { return nil }
+            let inputs = node.portNames.indices.compactMap { node.feeds[$0].flatMap { position[$0.source] } }
+            let inputFormats = r.inputs.compactMap { $0 }
+            guard inputs.count == node.portNames.count, inputFormats.count == inputs.count else { return nil }
+            out.append(.init(id: node.id, type: type, parameters: node.parameters, inputs: inputs,
+                             inputFormats: inputFormats, outputFormat: type.descriptor.hasOutput ? r.output : nil,
+                             pointer: node.pointer))
+        }
+        return ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
+                              nodes: out, links: links, warnings: [])
+    }
+
+    // MARK: nodes
+
+    private static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+    private func parseNode(_ value: JSONValue, index: Int, pointer: JSONPointer, seen: [String: Int]) -> ParsedNode? {
+        guard let object = value.object else {
+            error(pointer, "a node is an object {\"id\", \"type\", \"params\"}; found \(value.typeName)")
+            return nil
+        }
+        for key in object.keys where !GraphValidator.nodeKeys.contains(key) {
+            let hint = closestMatch(to: key, in: GraphValidator.nodeKeys).map { "; did you mean \"\($0)\"?" } ?? ""
+            error(pointer.appending(key), node: object["id"]?.string, "unknown key \"\(key)\" in a node\(hint); allowed: \(GraphValidator.nodeKeys.joined(separator: ", "))")
+        }
+        guard let id = object["id"]?.string else {
+            error(pointer.appending("id"), object["id"] == nil ? "the node has no \"id\"" : "\"id\" must be a string")
+            return nil
+        }
+        if id.isEmpty || !id.allSatisfy({ Self.idCharacters.contains($0) }) {
+            error(pointer.appending("id"), node: id, "node id \"\(id)\" may hold only letters, digits, '_' and '-' (it is used in \"node:port\" and \"node.param\")")
+        }
+        if let first = seen[id] {
+            error(pointer.appending("id"), node: id, "duplicate node id \"\(id)\": already used by /nodes/\(first); node ids must be unique")
+        }
+        var node = ParsedNode(index: index, id: id, type: nil, parameters: NodeParameters(), pointer: pointer, portNames: [])
+        guard let typeName = object["type"]?.string else {
+            error(pointer.appending("type"), node: id, object["type"] == nil
+                  ? "the node has no \"type\"; known types: \(registry.typeIDs.joined(separator: ", "))"
+                  : "\"type\" must be a string")
+            return node
+        }
+        guard let type = registry[typeName] else {
+            let hint = closestMatch(to: typeName, in: registry.typeIDs).map { "did you mean \"\($0)\"? " } ?? ""
+            error(pointer.appending("type"), node: id, "unknown node type \"\(typeName)\"; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))")
+            return node
+        }
+        node.type = type
+        node.parameters = parseParameters(object["params"], descriptor: type.descriptor, pointer: pointer.appending("params"), nodeID: id)
+        node.portNames = type.descriptor.inputPortNames(node.parameters)
+        return node
+    }
+
+    private func parseParameters(_ value: JSONValue?, descriptor: NodeDescriptor, pointer: JSONPointer, nodeID: String) -> NodeParameters {
+        var values: [String: ParameterValue] = [:]
+        let given: OrderedDictionary<String, JSONValue>
+        if let value {
+            guard let object = value.object else {
+                error(pointer, node: nodeID, "\"params\" must be an object; found \(value.typeName)")
+                return NodeParameters()
+            }
+            given = object
+        } else {
+            given = [:]
+        }
+        let names = descriptor.parameters.map(\.name)
+        for (key, v) in given {
+            guard let p = descriptor.parameter(named: key) else {
+                let hint = closestMatch(to: key, in: names).map { "did you mean \"\($0)\"? " } ?? ""
+                error(pointer.appending(key), node: nodeID, "'\(descriptor.typeID)' has no parameter \"\(key)\"; \(hint)its parameters: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+                continue
+            }
+            if let typed = check(v, against: p, pointer: pointer.appending(key), nodeID: nodeID) {
+                values[key] = typed
+            }
+        }
+        for p in descriptor.parameters where given[p.name] == nil {
+            if let d = p.defaultValue {
+                values[p.name] = d
+            } else if !p.optional {
+                error(pointer.appending(p.name), node: nodeID, "missing required parameter \"\(p.name)\" (\(p.type.name)\(p.unit.map { " in \($0)" } ?? "")): \(p.summary)")
+            }
+        }
+        return NodeParameters(values)
+    }
+
+    private func describe(_ v: JSONValue) -> String {
+        switch v.kind {
+        case .number(let d, _): ParameterValue.number(d).description
+        case .string(let s): "\"\(s)\""
+        case .bool(let b): String(b)
+        default: v.typeName
+        }
+    }
+
+    private func rangeText(_ r: ClosedRange<Double>, unit: String?) -> String {
+        let u = unit.map { " \($0)" } ?? ""
+        return "\(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(u)"
+    }
+
+    /// Type- and range-checks one value; reports and returns nil when wrong.
+    private func check(_ v: JSONValue, against p: ParameterDescriptor, pointer: JSONPointer, nodeID: String) -> ParameterValue? {
+        func wrongType() -> ParameterValue? {
+            error(pointer, node: nodeID, "\"\(p.name)\" must be \(p.type.name.hasPrefix("one of") ? "" : "a ")\(p.type.name); found \(v.typeName) \(describe(v))")
+            return nil
+        }
+        func inRange(_ d: Double, element: Int?) -> Bool {
+            guard let r = p.range, !r.contains(d) else { return true }
+            let ptr = element.map { pointer.appending($0) } ?? pointer
+            error(ptr, node: nodeID, "\"\(p.name)\"\(element.map { "[\($0)]" } ?? "") = \(ParameterValue.number(d)) is out of range; allowed: \(rangeText(r, unit: p.unit))")
+            return false
+        }
+        switch p.type {
+        case .number, .integer:
+            guard let d = v.number else { return wrongType() }
+            if p.type == .integer, d != d.rounded() {
+                error(pointer, node: nodeID, "\"\(p.name)\" must be a whole number; found \(describe(v))")
+                return nil
+            }
+            return inRange(d, element: nil) ? .number(d) : nil
+        case .boolean:
+            guard let b = v.bool else { return wrongType() }
+            return .boolean(b)
+        case .string, .path:
+            guard let s = v.string else { return wrongType() }
+            if p.type == .path, s.isEmpty {
+                error(pointer, node: nodeID, "\"\(p.name)\" must be a non-empty path")
+                return nil
+            }
+            return .string(s)
+        case .choice(let options):
+            guard let s = v.string else { return wrongType() }
+            guard options.contains(s) else {
+                let hint = closestMatch(to: s, in: options).map { "did you mean \"\($0)\"? " } ?? ""
+                error(pointer, node: nodeID, "\"\(p.name)\" = \"\(s)\" is not allowed; \(hint)choose one of: \(options.joined(separator: ", "))")
+                return nil
+            }
+            return .string(s)
+        case .numberList:
+            guard let list = v.array else { return wrongType() }
+            var out: [Double] = []
+            var ok = true
+            for (i, e) in list.enumerated() {
+                guard let d = e.number else {
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a number; found \(e.typeName)")
+                    ok = false
+                    continue
+                }
+                if !inRange(d, element: i) { ok = false }
+                out.append(d)
+            }
+            return ok ? .numberList(out) : nil
+        case .booleanList:
+            guard let list = v.array else { return wrongType() }
+            var out: [Bool] = []
+            for (i, e) in list.enumerated() {
+                guard let b = e.bool else {
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a boolean; found \(e.typeName)")
+                    return nil
+                }
+                out.append(b)
+            }
+            return .booleanList(out)
+        }
+    }
+
+    // MARK: links
+
+    /// Splits "node:port"; a bare id means the default port.
+    static func endpoint(_ s: String) -> (node: String, port: String?) {
+        guard let colon = s.lastIndex(of: ":") else { return (s, nil) }
+        return (String(s[..<colon]), String(s[s.index(after: colon)...]))
+    }
+
+    private func parseLink(_ value: JSONValue, pointer: JSONPointer, nodes: inout [ParsedNode], ids: [String: Int]) -> ValidatedGraph.Link? {
+        guard let object = value.object else {
+            error(pointer, "a link is an object {\"from\": \"node[:port]\", \"to\": \"node[:port]\"}; found \(value.typeName)")
+            return nil
+        }
+        for key in object.keys where !GraphValidator.linkKeys.contains(key) {
+            error(pointer.appending(key), "unknown key \"\(key)\" in a link; allowed: from, to")
+        }
+        guard let fromText = object["from"]?.string, let toText = object["to"]?.string else {
+            for key in ["from", "to"] where object[key]?.string == nil {
+                error(pointer.appending(key), object[key] == nil ? "the link has no \"\(key)\"" : "\"\(key)\" must be a string \"node\" or \"node:port\"")
+            }
+            return nil
+        }
+        let (fromID, fromPortGiven) = Self.endpoint(fromText)
+        let (toID, toPortGiven) = Self.endpoint(toText)
+        var ok = true
+        var source: Int?
+        var target: Int?
+        if let s = ids[fromID] { source = s } else {
+            let hint = closestMatch(to: fromID, in: Array(ids.keys)).map { "; did you mean \"\($0)\"?" } ?? ""
+            error(pointer.appending("from"), "no node \"\(fromID)\"\(hint)")
+            ok = false
+        }
+        if let t = ids[toID] { target = t } else {
+            let hint = closestMatch(to: toID, in: Array(ids.keys)).map { "; did you mean \"\($0)\"?" } ?? ""
+            error(pointer.appending("to"), "no node \"\(toID)\"\(hint)")
+            ok = false
+        }
+        let fromPort = fromPortGiven ?? "out"
+        if let s = source, let type = nodes[s].type {
+            if !type.descriptor.hasOutput {
+                error(pointer.appending("from"), node: fromID, "'\(fromID)' (\(type.descriptor.typeID)) is a sink and has no output port")
+                ok = false
+            } else if fromPort != "out" {
+                error(pointer.appending("from"), node: fromID, "'\(fromID)' has no output port '\(fromPort)'; its output is 'out'")
+                ok = false
+            }
+        }
+        var toPort = toPortGiven ?? "in"
+        var portIndex: Int?
+        if let t = target, let type = nodes[t].type {
+            let ports = nodes[t].portNames
+            if toPortGiven == nil, ports.count > 1 {
+                error(pointer.appending("to"), node: toID, "'\(toID)' has several inputs (\(ports.joined(separator: ", "))): name one, e.g. \"\(toID):\(ports[0])\"")
+                ok = false
+            } else if toPortGiven == nil, ports.count == 1 {
+                toPort = ports[0]
+                portIndex = 0
+            } else if let i = ports.firstIndex(of: toPort) {
+                portIndex = i
+            } else {
+                error(pointer.appending("to"), node: toID, ports.isEmpty
+                      ? "'\(toID)' (\(type.descriptor.typeID)) is a source and has no input port"
+                      : "'\(toID)' has no input port '\(toPort)'; its inputs: \(ports.joined(separator: ", "))")
+                ok = false
+            }
+        }
+        if let t = target, let s = source, let port = portIndex {
+            if let existing = nodes[t].feeds[port] {
+                error(pointer.appending("to"), node: toID, "input '\(toID):\(toPort)' is fed twice: already by '\(nodes[existing.source].id)' at \(existing.link.display); to combine signals, use a mixer")
+                ok = false
+            } else if ok {
+                nodes[t].feeds[port] = (s, pointer)
+                nodes[s].consumers += 1
+            }
+        }
+        return ok ? .init(from: fromID, fromPort: fromPort, to: toID, toPort: toPort) : nil
+    }
+
+    // MARK: order
+
+    /// Kahn's order over the valid links; reports each cycle with its nodes.
+    private func topologicalOrder(_ nodes: [ParsedNode], links linksPointer: JSONPointer) -> [Int] {
+        let n = nodes.count
+        var successors = Array(repeating: [Int](), count: n)
+        var indegree = Array(repeating: 0, count: n)
+        for (t, node) in nodes.enumerated() {
+            for (_, feed) in node.feeds.sorted(by: { $0.key < $1.key }) {
+                successors[feed.source].append(t)
+                indegree[t] += 1
+            }
+        }
+        var ready = (0..<n).filter { indegree[$0] == 0 }
+        var order: [Int] = []
+        var head = 0
+        while head < ready.count {
+            let i = ready[head]
+            head += 1
+            order.append(i)
+            for s in successors[i] {
+                indegree[s] -= 1
+                if indegree[s] == 0 { ready.append(s) }
+            }
+        }
+        if order.count < n {
+            // The rest holds at least one cycle: walk back along feeds.
+            var reported = Set<Int>()
+            for start in 0..<n where indegree[start] > 0 && !reported.contains(start) {
+                var path: [Int] = []
+                var seenAt: [Int: Int] = [:]
+                var cur = start
+                while seenAt[cur] == nil {
+                    seenAt[cur] = path.count
+                    path.append(cur)
+                    guard let next = nodes[cur].feeds.values.map(\.source).filter({ indegree[$0] > 0 }).min() else { break }
+                    cur = next
+                }
+                guard let begin = seenAt[cur] else { continue }
+                let cycle = Array(path[begin...].reversed())
+                if cycle.contains(where: { reported.contains($0) }) { continue }
+                reported.formUnion(cycle)
+                let names = (cycle + [cycle[0]]).map { nodes[$0].id }.joined(separator: " → ")
+                let closing = nodes[cycle[0]].feeds.values.first { $0.source == cycle[cycle.count - 1] }?.link ?? linksPointer
+                error(closing, node: nodes[cycle[0]].id, "the links form a cycle: \(names); a graph must flow one way (feedback needs a delay node)")
+            }
+        }
+        return order
+    }
+}

@@ -1,0 +1,185 @@
+import AudioGraphCore
+
+/// The type of a node parameter, as a graph file writes it.
+public enum ParameterType: Sendable, Equatable {
+    case number
+    case integer
+    case boolean
+    case string
+    /// One of a fixed set of strings.
+    case choice([String])
+    /// A file path; relative paths resolve against the graph file's folder.
+    case path
+    case numberList
+    case booleanList
+
+    /// How the type reads in messages and in `agraph nodes`.
+    public var name: String {
+        switch self {
+        case .number: "number"
+        case .integer: "integer"
+        case .boolean: "boolean"
+        case .string: "string"
+        case .choice(let options): "one of " + options.map { "\"\($0)\"" }.joined(separator: ", ")
+        case .path: "path"
+        case .numberList: "array of numbers"
+        case .booleanList: "array of booleans"
+        }
+    }
+}
+
+/// A parameter value, after type checking.
+public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
+    case number(Double)
+    case boolean(Bool)
+    case string(String)
+    case numberList([Double])
+    case booleanList([Bool])
+
+    public var description: String {
+        switch self {
+        case .number(let v): v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v)
+        case .boolean(let b): String(b)
+        case .string(let s): "\"\(s)\""
+        case .numberList(let l): "[" + l.map { ParameterValue.number($0).description }.joined(separator: ", ") + "]"
+        case .booleanList(let l): "[" + l.map(String.init).joined(separator: ", ") + "]"
+        }
+    }
+}
+
+/// The static description of one parameter: enough to validate a graph and
+/// to document the node without creating anything.
+public struct ParameterDescriptor: Sendable {
+    public var name: String
+    public var type: ParameterType
+    /// Inclusive range for numbers, integers and number-list elements.
+    public var range: ClosedRange<Double>?
+    /// nil: the parameter is required (unless `optional`).
+    public var defaultValue: ParameterValue?
+    /// When true a missing value is allowed and stays absent (no default).
+    public var optional: Bool
+    /// Unit for display: "Hz", "dB", "dBFS", "s", "channels"…
+    public var unit: String?
+    public var summary: String
+    /// Whether it may be changed while rendering (`node.param`).
+    public var live: Bool
+
+    public init(_ name: String, _ type: ParameterType, range: ClosedRange<Double>? = nil,
+                default defaultValue: ParameterValue? = nil, optional: Bool = false,
+                unit: String? = nil, live: Bool = false, _ summary: String) {
+        self.name = name
+        self.type = type
+        self.range = range
+        self.defaultValue = defaultValue
+        self.optional = optional
+        self.unit = unit
+        self.summary = summary
+        self.live = live
+    }
+
+    public var isRequired: Bool { defaultValue == nil && !optional }
+}
+
+/// The kind of data a port carries.
+public enum PortKind: String, Sendable {
+    case audio
+}
+
+/// Which input ports a node has.
+public enum InputPorts: Sendable {
+    /// A source: no inputs.
+    case none
+    /// One input called `in`.
+    case single
+    /// `in0` … `inN-1`, N given by an integer parameter.
+    case numbered(countParameter: String)
+}
+
+/// Where a node's work runs.
+public enum ExecutionDomain: String, Sendable {
+    /// Entirely on the audio thread.
+    case realtime
+    /// Part of it on the worker thread, joined to the audio thread by a ring.
+    case background
+}
+
+/// What a node type is: its ports and parameters, apart from any instance
+/// (like a PipeWire/LADSPA descriptor). Validation needs nothing more.
+public struct NodeDescriptor: Sendable {
+    public enum Role: String, Sendable { case source, processor, sink }
+
+    public var typeID: String
+    public var role: Role
+    public var summary: String
+    public var inputs: InputPorts
+    public var parameters: [ParameterDescriptor]
+    public var domain: ExecutionDomain
+    /// Where the type comes from: "built-in" or a plugin's path.
+    public var origin: String
+
+    public init(typeID: String, role: Role, summary: String, inputs: InputPorts,
+                parameters: [ParameterDescriptor], domain: ExecutionDomain = .realtime,
+                origin: String = "built-in") {
+        self.typeID = typeID
+        self.role = role
+        self.summary = summary
+        self.inputs = inputs
+        self.parameters = parameters
+        self.domain = domain
+        self.origin = origin
+    }
+
+    /// Whether the node has an output port (`out`).
+    public var hasOutput: Bool { role != .sink }
+
+    public func parameter(named name: String) -> ParameterDescriptor? {
+        parameters.first { $0.name == name }
+    }
+
+    public func parameterIndex(named name: String) -> Int? {
+        parameters.firstIndex { $0.name == name }
+    }
+
+    /// The input port names for the given parameters.
+    public func inputPortNames(_ params: NodeParameters) -> [String] {
+        switch inputs {
+        case .none: []
+        case .single: ["in"]
+        case .numbered(let p): (0..<max(params.integer(p) ?? 0, 0)).map { "in\($0)" }
+        }
+    }
+}
+
+/// A node's parameters after validation: every given value type-checked and
+/// in range, every missing one filled with its default.
+public struct NodeParameters: Sendable {
+    public var values: [String: ParameterValue]
+    public init(_ values: [String: ParameterValue] = [:]) { self.values = values }
+
+    public subscript(name: String) -> ParameterValue? { values[name] }
+
+    public func number(_ name: String) -> Double? {
+        if case .number(let v)? = values[name] { return v }
+        return nil
+    }
+    public func integer(_ name: String) -> Int? {
+        guard let v = number(name), v == v.rounded(), abs(v) < 1e15 else { return nil }
+        return Int(v)
+    }
+    public func boolean(_ name: String) -> Bool? {
+        if case .boolean(let v)? = values[name] { return v }
+        return nil
+    }
+    public func string(_ name: String) -> String? {
+        if case .string(let v)? = values[name] { return v }
+        return nil
+    }
+    public func numberList(_ name: String) -> [Double]? {
+        if case .numberList(let v)? = values[name] { return v }
+        return nil
+    }
+    public func booleanList(_ name: String) -> [Bool]? {
+        if case .booleanList(let v)? = values[name] { return v }
+        return nil
+    }
+}

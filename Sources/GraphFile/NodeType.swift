@@ -1,0 +1,169 @@
+import AudioGraphCore
+
+/// A problem found by a node type while resolving one node. The validator
+/// turns it into a `Diagnostic` with the file, pointer and position.
+public struct NodeIssue: Sendable {
+    public enum Subject: Sendable {
+        /// The node as a whole.
+        case node
+        /// A parameter, or one element of a list parameter.
+        case parameter(String, element: Int?)
+        /// The link feeding input port number `index`.
+        case input(Int)
+    }
+    public var subject: Subject
+    public var message: String
+}
+
+/// What a node type sees when the validator resolves one of its nodes.
+/// [main-thread]
+public final class ResolveContext {
+    public let nodeID: String
+    public let parameters: NodeParameters
+    /// The format reaching each input port, in port order; nil where it is
+    /// unknown (an upstream node has errors) or the port is not connected.
+    public let inputFormats: [StreamFormat?]
+    /// The graph's sample rate.
+    public let sampleRate: Double
+    /// The folder of the graph file; relative paths resolve against it.
+    public let directory: String
+    public private(set) var issues: [NodeIssue] = []
+
+    public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat?],
+                sampleRate: Double, directory: String) {
+        self.nodeID = nodeID
+        self.parameters = parameters
+        self.inputFormats = inputFormats
+        self.sampleRate = sampleRate
+        self.directory = directory
+    }
+
+    /// The single input's format, when known.
+    public var input: StreamFormat? { inputFormats.first ?? nil }
+
+    /// Reports a problem with a parameter (or one of its elements).
+    public func error(parameter: String, element: Int? = nil, _ message: String) {
+        issues.append(NodeIssue(subject: .parameter(parameter, element: element), message: message))
+    }
+
+    /// Reports a problem with what reaches input port `port`.
+    public func error(input port: Int, _ message: String) {
+        issues.append(NodeIssue(subject: .input(port), message: message))
+    }
+
+    /// Reports a problem with the node as a whole.
+    public func error(_ message: String) {
+        issues.append(NodeIssue(subject: .node, message: message))
+    }
+
+    /// An absolute path for `path` as written in the graph file.
+    public func resolvePath(_ path: String) -> String {
+        GraphPaths.resolve(path, against: directory)
+    }
+}
+
+/// What a node type gets to build the runtime node of a validated graph.
+public struct InstanceContext: Sendable {
+    public var nodeID: String
+    public var parameters: NodeParameters
+    public var inputFormats: [StreamFormat]
+    /// nil for sinks.
+    public var outputFormat: StreamFormat?
+    public var sampleRate: Double
+    public var directory: String
+
+    public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat],
+                outputFormat: StreamFormat?, sampleRate: Double, directory: String) {
+        self.nodeID = nodeID
+        self.parameters = parameters
+        self.inputFormats = inputFormats
+        self.outputFormat = outputFormat
+        self.sampleRate = sampleRate
+        self.directory = directory
+    }
+
+    public func resolvePath(_ path: String) -> String {
+        GraphPaths.resolve(path, against: directory)
+    }
+}
+
+/// A kind of node: its static description, its validation, its factory.
+///
+/// Built-in types and (later) plugin types conform to this; the validator
+/// and the compiler know nothing else about them.
+public protocol NodeType: Sendable {
+    /// [any thread]
+    var descriptor: NodeDescriptor { get }
+
+    /// Checks what only this type knows (parameter combinations, input
+    /// formats, files) and returns the output format; nil for a sink, or
+    /// when the format can't be known because of an error already reported.
+    /// Parameters have been type-checked and defaulted already.
+    /// [main-thread]
+    func resolve(_ context: ResolveContext) -> StreamFormat?
+
+    /// Creates the runtime node for a node that passed validation.
+    /// [main-thread]
+    func makeNode(_ context: InstanceContext) throws -> any RenderNode
+
+    /// Whether a source with these parameters never ends (a tone without a
+    /// duration, a looping file). [any thread]
+    func isEndless(_ parameters: NodeParameters) -> Bool
+}
+
+extension NodeType {
+    public func isEndless(_ parameters: NodeParameters) -> Bool { false }
+}
+
+/// The node types a graph may use, by type id, in registration order.
+public struct NodeRegistry: Sendable {
+    public private(set) var types: [any NodeType] = []
+
+    public init(_ types: [any NodeType] = []) {
+        for t in types { register(t) }
+    }
+
+    /// Adds a type; a later type with the same id replaces the earlier one.
+    public mutating func register(_ type: any NodeType) {
+        if let i = types.firstIndex(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
+            types[i] = type
+        } else {
+            types.append(type)
+        }
+    }
+
+    public subscript(typeID: String) -> (any NodeType)? {
+        types.first { $0.descriptor.typeID == typeID }
+    }
+
+    public var typeIDs: [String] { types.map(\.descriptor.typeID) }
+}
+
+/// Path handling shared by validation and instantiation.
+public enum GraphPaths {
+    /// `path` if absolute, else `directory/path`, normalised.
+    public static func resolve(_ path: String, against directory: String) -> String {
+        if path.hasPrefix("/") { return normalise(path) }
+        if path.hasPrefix("~/"), let home = env("HOME") { return normalise(home + path.dropFirst(1)) }
+        return normalise(directory + "/" + path)
+    }
+
+    static func normalise(_ path: String) -> String {
+        var parts: [Substring] = []
+        for p in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if p == "." { continue }
+            if p == "..", let last = parts.last, last != ".." { parts.removeLast(); continue }
+            parts.append(p)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    private static func env(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        return String(cString: v)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

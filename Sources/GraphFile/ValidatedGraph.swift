@@ -1,0 +1,63 @@
+import AudioGraphCore
+
+/// A graph file that passed validation: nodes in processing order, every
+/// parameter typed and defaulted, every stream's format known.
+public struct ValidatedGraph: Sendable {
+    public struct Node: Sendable {
+        public var id: String
+        public var type: any NodeType
+        public var parameters: NodeParameters
+        /// For each input port in order: the index in `nodes` of its source.
+        public var inputs: [Int]
+        public var inputFormats: [StreamFormat]
+        /// nil for sinks.
+        public var outputFormat: StreamFormat?
+        /// Where the node stands in the file (`/nodes/N`).
+        public var pointer: JSONPointer
+
+        public var descriptor: NodeDescriptor { type.descriptor }
+    }
+
+    /// A link as written, ports made explicit.
+    public struct Link: Sendable, Equatable {
+        public var from: String
+        public var fromPort: String
+        public var to: String
+        public var toPort: String
+    }
+
+    /// The file as the user named it.
+    public var file: String
+    /// Its folder, absolute.
+    public var directory: String
+    public var name: String
+    public var sampleRate: Double
+    /// In topological order: every node after the nodes that feed it.
+    public var nodes: [Node]
+    public var links: [Link]
+    /// Problems that do not stop the graph from running.
+    public var warnings: [Diagnostic]
+
+    public func node(_ id: String) -> Node? { nodes.first { $0.id == id } }
+
+    /// Sources that never end and reach a sink: rendering such a graph
+    /// offline needs a duration. A node ends when all its inputs end.
+    public var endlessSources: [String] {
+        var endless = [Bool]()
+        var from = [[String]]()
+        for n in nodes {
+            if n.inputs.isEmpty {
+                let e = n.type.isEndless(n.parameters)
+                endless.append(e)
+                from.append(e ? [n.id] : [])
+            } else {
+                endless.append(n.inputs.contains { endless[$0] })
+                from.append(Array(Set(n.inputs.flatMap { from[$0] })).sorted())
+            }
+        }
+        return Array(Set(nodes.indices.filter { nodes[$0].outputFormat == nil }.flatMap { from[$0] })).sorted()
+    }
+
+    /// Nodes with no output.
+    public var sinks: [Node] { nodes.filter { $0.outputFormat == nil } }
+}

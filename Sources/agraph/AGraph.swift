@@ -1,0 +1,120 @@
+import ArgumentParser
+import AudioGraph
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct AGraph: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agraph",
+        abstract: "Run, render and check AudioGraph node graphs.",
+        discussion: """
+            A graph file (JSON, "format": "agraph/1") describes sources, processing and sinks. \
+            `agraph validate` checks it, `agraph render` renders it offline as fast as the machine allows.
+            """,
+        version: "0.1.0",
+        subcommands: [Render.self, Validate.self, Nodes.self, Dot.self, Schema.self]
+    )
+}
+
+/// Prints one line to stderr. [main-thread]
+func printError(_ line: String) {
+    var text = line
+    if !text.hasSuffix("\n") { text += "\n" }
+    writeStderr(text)
+}
+
+/// Writes `text` to stderr unbuffered. [any thread but the audio thread]
+func writeStderr(_ text: String) {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { buf in buf.baseAddress.map { write(STDERR_FILENO, $0 + offset, buf.count - offset) } ?? 0 }
+        if n <= 0 { if errno == EINTR { continue }; return }
+        offset += n
+    }
+}
+
+/// Validates `path` with the built-in registry; prints diagnostics; throws
+/// `ExitCode.failure` when it is invalid.
+func loadGraph(_ path: String) throws -> ValidatedGraph {
+    switch GraphValidator(registry: .builtIn).validate(file: path) {
+    case .success(let g):
+        for w in g.warnings { printError(w.description) }
+        return g
+    case .failure(let errors):
+        for d in errors.diagnostics { printError(d.description) }
+        let n = errors.errors.count
+        printError("\(path): \(n) error\(n == 1 ? "" : "s")")
+        throw ExitCode.failure
+    }
+}
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check graph files; report every problem with its file, line, JSON pointer and node.")
+
+    @Argument(help: "Graph files.") var graphs: [String]
+
+    @Flag(name: .shortAndLong, help: "Print nothing for valid graphs.") var quiet = false
+
+    func run() throws {
+        var failed = 0
+        for path in graphs {
+            switch GraphValidator(registry: .builtIn).validate(file: path) {
+            case .success(let g):
+                for w in g.warnings { printError(w.description) }
+                if !quiet { print("\(path): ok (\(g.nodes.count) nodes, \(Int(g.sampleRate)) Hz)") }
+            case .failure(let errors):
+                failed += 1
+                for d in errors.diagnostics { printError(d.description) }
+            }
+        }
+        if failed > 0 {
+            printError("\(failed) of \(graphs.count) graph\(graphs.count == 1 ? "" : "s") invalid")
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct Nodes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List node types, or describe one: ports, parameters, types, ranges, defaults, units.")
+
+    @Argument(help: "A node type to describe.") var type: String?
+
+    func run() throws {
+        let registry = NodeRegistry.builtIn
+        guard let type else {
+            print(Describe.nodeList(registry), terminator: "")
+            return
+        }
+        guard let t = registry[type] else {
+            let hint = closestMatch(to: type, in: registry.typeIDs).map { "did you mean '\($0)'? " } ?? ""
+            printError("agraph: unknown node type '\(type)'; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))")
+            throw ExitCode.failure
+        }
+        print(Describe.nodeType(t.descriptor), terminator: "")
+    }
+}
+
+struct Dot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a graph as Graphviz dot (e.g. agraph dot g.json | dot -Tpng > g.png).")
+
+    @Argument(help: "Graph file.") var graph: String
+
+    func run() throws {
+        print(Describe.dot(try loadGraph(graph)), terminator: "")
+    }
+}
+
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the JSON Schema of the graph format (docs/graph.schema.json).")
+
+    func run() throws {
+        print(GraphSchema.make(registry: .builtIn).rendered())
+    }
+}

@@ -1,0 +1,156 @@
+import ArgumentParser
+import AudioGraph
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Set by SIGINT/SIGTERM; the render loop stops at the next block.
+let interruptRequested = Atomic<Bool>(false)
+
+struct Render: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Render a graph offline, as fast as the machine allows.",
+        discussion: """
+            Ends when every source reaching a sink has ended, or at --duration. A graph with endless \
+            sources (a tone without a duration, a looping file) needs --duration. Ctrl-C stops early; \
+            files written so far are closed and valid.
+            """)
+
+    @Argument(help: "Graph file.") var graph: String
+
+    @Option(name: .shortAndLong, help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Option(name: .shortAndLong, help: "Also write what reaches the sink to this WAV or FLAC file.")
+    var output: String?
+
+    @Option(help: "With -o: the sink to record when the graph has several.")
+    var sink: String?
+
+    @Option(help: "Frames per block (64…16384).")
+    var blockFrames: Int = 1024
+
+    @Flag(help: "No progress output.")
+    var quiet = false
+
+    func validate() throws {
+        if let d = duration, !(d > 0 && d.isFinite) { throw ValidationError("--duration must be a positive number of seconds") }
+        if !(64...16384).contains(blockFrames) { throw ValidationError("--block-frames must be from 64 to 16384") }
+    }
+
+    func run() throws {
+        let g = try loadGraph(graph)
+        let endless = g.endlessSources
+        if duration == nil, !endless.isEmpty {
+            printError("agraph: \(graph): \(endless.joined(separator: ", ")) never end\(endless.count == 1 ? "s" : ""); give --duration SECONDS")
+            throw ExitCode.failure
+        }
+        let compiled: CompiledGraph
+        do {
+            compiled = try GraphCompiler.compile(g, maxFrames: blockFrames,
+                                                 tap: output.map { GraphCompiler.Tap(path: $0, sinkID: sink) })
+        } catch {
+            printError("agraph: \(graph): \(error)")
+            throw ExitCode.failure
+        }
+        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
+
+        let rate = g.sampleRate
+        let limit = duration.map { Int(($0 * rate).rounded()) }
+        let progress = ProgressReporter(total: limit, sampleRate: rate, enabled: !quiet)
+        let start = monotonicSeconds()
+        let result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
+            maxFrames: limit,
+            shouldStop: { interruptRequested.load(ordering: .relaxed) },
+            progress: { progress.update($0) })
+        let elapsed = monotonicSeconds() - start
+        progress.finish()
+        for e in result.finishErrors { printError("agraph: \(e)") }
+        let seconds = Double(result.frames) / rate
+        if !quiet {
+            let speed = elapsed > 0 ? seconds / elapsed : 0
+            let why = switch result.ending {
+            case .endOfStream: "end of stream"
+            case .durationReached: "duration reached"
+            case .interrupted: "interrupted"
+            }
+            printError("rendered \(result.frames) frames (\(format(seconds, 3)) s) in \(format(elapsed, 3)) s, \(format(speed, 1))x real time; \(why)")
+            if let output { printError("wrote \(output)") }
+        }
+        if !result.finishErrors.isEmpty { throw ExitCode.failure }
+        if result.ending == .interrupted { throw ExitCode(130) }
+    }
+}
+
+/// Seconds on the monotonic clock. [any thread]
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// `x` with `digits` decimals.
+func format(_ x: Double, _ digits: Int) -> String {
+    guard x.isFinite else { return "\(x)" }
+    var p = 1.0
+    for _ in 0..<digits { p *= 10 }
+    let r = (x * p).rounded() / p
+    var s = String(r)
+    if let dot = s.firstIndex(of: ".") {
+        let decimals = s.distance(from: dot, to: s.endIndex) - 1
+        if decimals < digits { s += String(repeating: "0", count: digits - decimals) }
+    } else if digits > 0 {
+        s += "." + String(repeating: "0", count: digits)
+    }
+    return s
+}
+
+/// A progress bar on a terminal, plain lines otherwise (stderr).
+final class ProgressReporter {
+    let total: Int?
+    let sampleRate: Double
+    let enabled: Bool
+    let isTerminal = isatty(STDERR_FILENO) == 1
+    let started = monotonicSeconds()
+    lazy var lastPrint = started
+    var lastFrames = 0
+
+    init(total: Int?, sampleRate: Double, enabled: Bool) {
+        self.total = total
+        self.sampleRate = sampleRate
+        self.enabled = enabled
+    }
+
+    func update(_ frames: Int) {
+        lastFrames = frames
+        guard enabled else { return }
+        let now = monotonicSeconds()
+        let interval = isTerminal ? 0.1 : 2.0
+        guard now - lastPrint >= interval else { return }
+        lastPrint = now
+        let seconds = Double(frames) / sampleRate
+        let speed = seconds / max(now - started, 1e-9)
+        if isTerminal {
+            var line = "\r"
+            if let total, total > 0 {
+                let fraction = min(Double(frames) / Double(total), 1)
+                let width = 30
+                let filled = Int(fraction * Double(width))
+                line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+                line += "\(format(seconds, 1)) / \(format(Double(total) / sampleRate, 1)) s"
+            } else {
+                line += "\(format(seconds, 1)) s"
+            }
+            line += "  \(format(speed, 0))x "
+            writeStderr(line)
+        } else {
+            writeStderr("progress: \(format(seconds, 1)) s rendered, \(format(speed, 0))x real time\n")
+        }
+    }
+
+    func finish() {
+        if enabled && isTerminal && lastPrint > started { writeStderr("\n") }
+    }
+}
