@@ -20,6 +20,12 @@ public struct PrepareContext: Sendable {
 /// - `render`, `apply`: [audio-thread & active]; must not allocate, lock,
 ///   log, print, do I/O or wait. Use `Kernels` for the loops.
 /// - `latency`, `backgroundJob`: [main-thread]
+///
+/// Keep audio-thread state in plain stored properties or buffers allocated
+/// in `init`/`prepare`. Generic code reached for the first time on the audio
+/// thread (an `Array` of a struct used through a protocol, in a debug build)
+/// makes the Swift runtime instantiate metadata, which locks and allocates;
+/// the malloc-counting test catches it.
 public protocol RenderNode: AnyObject {
     /// Binds the buses this node reads and writes. `inputs` follows the
     /// node's input ports in order; `output` is nil for sinks.

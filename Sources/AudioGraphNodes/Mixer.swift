@@ -58,32 +58,49 @@ public struct MixerType: NodeType {
     }
 }
 
+/// Per-input state lives in buffers allocated once in `init`: no Swift
+/// array is touched generically on the audio thread, where a debug build
+/// would instantiate runtime metadata (which locks and allocates) on the
+/// first `apply`.
 final class MixerNode: RenderNode {
     var inputs: [AudioBus] = []
     var output: AudioBus?
-    var gainsDB: [Double]
-    var mutes: [Bool]
+    let count: Int
+    let gainsDB: UnsafeMutablePointer<Double>
+    let mutes: UnsafeMutablePointer<Bool>
     var outputGainDB: Double
     /// Effective gain of each input: its gain × mute × output gain.
-    var gains: [SmoothedGain]
+    let gains: UnsafeMutablePointer<SmoothedGain>
     let gainsIndex: Int32, mutesIndex: Int32, outputIndex: Int32
 
     init(gainsDB: [Double], mutes: [Bool], outputGainDB: Double, sampleRate: Double, descriptor: NodeDescriptor) {
-        self.gainsDB = gainsDB
-        self.mutes = mutes
+        count = gainsDB.count
+        self.gainsDB = .allocate(capacity: max(count, 1))
+        self.gainsDB.initialize(from: gainsDB, count: count)
+        self.mutes = .allocate(capacity: max(count, 1))
+        self.mutes.initialize(repeating: false, count: count)
+        for (i, m) in mutes.prefix(count).enumerated() { self.mutes[i] = m }
         self.outputGainDB = outputGainDB
         let ramp = rampFrames(sampleRate)
-        gains = gainsDB.indices.map { i in
-            SmoothedGain(mutes[i] ? 0 : linear(gainsDB[i] + outputGainDB), rampFrames: ramp)
+        gains = .allocate(capacity: max(count, 1))
+        for i in 0..<count {
+            (gains + i).initialize(to: SmoothedGain(self.mutes[i] ? 0 : linear(gainsDB[i] + outputGainDB), rampFrames: ramp))
         }
         gainsIndex = Int32(descriptor.parameterIndex(named: "gains") ?? -1)
         mutesIndex = Int32(descriptor.parameterIndex(named: "mutes") ?? -1)
         outputIndex = Int32(descriptor.parameterIndex(named: "outputGain") ?? -1)
     }
 
+    deinit {
+        gains.deinitialize(count: count)
+        gains.deallocate()
+        gainsDB.deallocate()
+        mutes.deallocate()
+    }
+
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
-        guard inputs.count == gains.count else {
-            throw EngineError("mixer has \(inputs.count) inputs connected for \(gains.count) gains")
+        guard inputs.count == count else {
+            throw EngineError("mixer has \(inputs.count) inputs connected for \(count) gains")
         }
         self.inputs = inputs
         self.output = output
@@ -93,11 +110,12 @@ final class MixerNode: RenderNode {
         let e = Int(change.element)
         if change.parameter == outputIndex {
             outputGainDB = change.value
-            for i in gains.indices { retarget(i) }
-        } else if change.parameter == gainsIndex, e >= 0, e < gains.count {
+            var i = 0
+            while i < count { retarget(i); i += 1 }
+        } else if change.parameter == gainsIndex, e >= 0, e < count {
             gainsDB[e] = change.value
             retarget(e)
-        } else if change.parameter == mutesIndex, e >= 0, e < gains.count {
+        } else if change.parameter == mutesIndex, e >= 0, e < count {
             mutes[e] = change.value != 0
             retarget(e)
         }
@@ -112,7 +130,7 @@ final class MixerNode: RenderNode {
         let channels = output.channels
         output.clear(to: frames)
         var i = 0
-        while i < inputs.count {
+        while i < count {
             let input = inputs[i]
             let mono = input.channels == 1 && channels > 1
             gains[i].process(count: frames, channels: channels) { c, start, n, from, step in

@@ -123,8 +123,26 @@ struct WhiteNoise {
 /// of seven one-pole filters), within ±0.05 dB of -3 dB/octave above
 /// about 10 Hz at 44.1–48 kHz. [audio-thread]
 struct PinkNoise {
+    /// The filter alone, so its impulse response can be measured.
+    struct Filter {
+        var b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, b4 = 0.0, b5 = 0.0, b6 = 0.0
+
+        @inline(__always)
+        mutating func step(_ w: Double) -> Double {
+            b0 = 0.99886 * b0 + w * 0.0555179
+            b1 = 0.99332 * b1 + w * 0.0750759
+            b2 = 0.96900 * b2 + w * 0.1538520
+            b3 = 0.86650 * b3 + w * 0.3104856
+            b4 = 0.55000 * b4 + w * 0.5329522
+            b5 = -0.7616 * b5 - w * 0.0168980
+            let y = b0 + b1 + b2 + b3 + b4 + b5 + b6 + w * 0.5362
+            b6 = w * 0.115926
+            return y
+        }
+    }
+
     var white: WhiteNoise
-    var b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, b4 = 0.0, b5 = 0.0, b6 = 0.0
+    var filter = Filter()
 
     init(seed: UInt64) { white = WhiteNoise(seed: seed) }
 
@@ -132,15 +150,7 @@ struct PinkNoise {
     mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
         var i = 0
         while i < count {
-            let w = white.next()
-            b0 = 0.99886 * b0 + w * 0.0555179
-            b1 = 0.99332 * b1 + w * 0.0750759
-            b2 = 0.96900 * b2 + w * 0.1538520
-            b3 = 0.86650 * b3 + w * 0.3104856
-            b4 = 0.55000 * b4 + w * 0.5329522
-            b5 = -0.7616 * b5 - w * 0.0168980
-            dst[i] = Float(b0 + b1 + b2 + b3 + b4 + b5 + b6 + w * 0.5362)
-            b6 = w * 0.115926
+            dst[i] = Float(filter.step(white.next()))
             i += 1
         }
     }

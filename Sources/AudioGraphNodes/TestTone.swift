@@ -100,7 +100,7 @@ final class TestToneNode: RenderNode {
             // Uniform noise in [-1, 1) has an RMS of 1/√3; a sine of peak 1 has 1/√2.
             normalisation = Float((3.0 / 2.0).squareRoot())
         case .pink:
-            normalisation = Float((0.5).squareRoot()) / Self.measurePinkRMS(seed: seed)
+            normalisation = Float((0.5).squareRoot()) / Self.pinkFilterRMS()
         default:
             normalisation = 1
         }
@@ -108,16 +108,19 @@ final class TestToneNode: RenderNode {
         levelIndex = Int32(descriptor.parameterIndex(named: "level") ?? -1)
     }
 
-    /// The RMS of the pink filter's output for this seed, measured once. [main-thread]
-    static func measurePinkRMS(seed: UInt64) -> Float {
-        var probe = PinkNoise(seed: seed)
-        let n = 1 << 17
-        let buf = UnsafeMutablePointer<Float>.allocate(capacity: n)
-        defer { buf.deallocate() }
-        probe.render(buf, count: n)
-        var sum = 0.0
-        for i in 0..<n { sum += Double(buf[i]) * Double(buf[i]) }
-        return Float((sum / Double(n)).squareRoot())
+    /// The RMS of the pink filter's output for white input uniform in
+    /// [-1, 1): the input's RMS (1/√3) times the filter's power gain, the
+    /// root of the sum of its squared impulse response. [main-thread]
+    static func pinkFilterRMS() -> Float {
+        var filter = PinkNoise.Filter()
+        var energy = filter.step(1)
+        energy *= energy
+        // The slowest pole (0.99886) has decayed by e^-75 after 2^16 samples.
+        for _ in 1..<(1 << 16) {
+            let h = filter.step(0)
+            energy += h * h
+        }
+        return Float((energy / 3).squareRoot())
     }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {

@@ -1,0 +1,85 @@
+import XCTest
+import AudioGraph
+import TestSupport
+
+/// The render path allocates nothing: counted, not assumed.
+final class RealtimeSafetyTests: XCTestCase {
+    /// A graph with every realtime node type and both background node
+    /// types (their audio-thread halves run in the render call; their
+    /// readers and writers run on the worker thread, which is not counted).
+    func everyNodeGraph(directory: String) -> String {
+        let waveforms = ["sine", "square", "saw", "white", "pink", "sweep", "impulse", "silence"]
+        var nodes = waveforms.enumerated().map { i, w in
+            #"{"id": "t\#(i)", "type": "test-tone", "params": {"waveform": "\#(w)", "frequency": \#(100 + 50 * i), "sweepTime": 1, "channels": \#(i % 2 + 1)}}"#
+        }
+        nodes += [
+            #"{"id": "f", "type": "file", "params": {"path": "in.wav", "loop": true}}"#,
+            #"{"id": "g", "type": "gain", "params": {"gain": -3}}"#,
+            #"{"id": "m", "type": "mixer", "params": {"inputs": 9}}"#,
+            #"{"id": "tag", "type": "format-tag", "params": {"layout": "binaural"}}"#,
+            #"{"id": "out", "type": "file-out", "params": {"path": "out.wav"}}"#,
+            #"{"id": "cap", "type": "capture"}"#,
+            #"{"id": "nul", "type": "null"}"#,
+        ]
+        var links = (0..<8).map { #"{"from": "t\#($0)", "to": "m:in\#($0)"}"# }
+        links += [#"{"from": "f", "to": "g"}"#, #"{"from": "g", "to": "m:in8"}"#, #"{"from": "m", "to": "tag"}"#,
+                  #"{"from": "tag", "to": "out"}"#, #"{"from": "tag", "to": "cap"}"#, #"{"from": "t0", "to": "nul"}"#]
+        return #"{"format": "agraph/1", "nodes": [\#(nodes.joined(separator: ",\n"))], "links": [\#(links.joined(separator: ",\n"))]}"#
+    }
+
+    func testRenderAllocatesNothingAcrossTenThousandBlocks() throws {
+        try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
+        let dir = try TemporaryDirectory()
+        // A 0.3 s stereo file for the `file` node to loop over.
+        let compiledSource = try GraphCompiler.compile(TestGraph.validate(
+            #"{"format": "agraph/1", "nodes": [{"id": "t", "type": "test-tone", "params": {"duration": 0.3}}, {"id": "o", "type": "file-out", "params": {"path": "in.wav"}}], "links": [{"from": "t", "to": "o"}]}"#,
+            directory: dir.path), maxFrames: 512)
+        XCTAssertTrue(OfflineRenderer(engine: compiledSource.engine).run().finishErrors.isEmpty)
+
+        let store = CaptureStore(capacityFrames: 1024)
+        let g = try TestGraph.validate(everyNodeGraph(directory: dir.path), stores: ["main": store], directory: dir.path)
+        let compiled = try GraphCompiler.compile(g, maxFrames: 256)
+        let engine = compiled.engine
+        engine.worker.start()
+        // Warm-up: the Swift runtime instantiates metadata on first use.
+        engine.worker.waitUntilReady(frames: 256)
+        engine.render(frames: 256)
+
+        let changes = try [("g.gain", -6.0), ("m.gains[3]", -1), ("m.mutes[2]", 1), ("t0.frequency", 300),
+                           ("t1.level", -20), ("m.outputGain", -2)].map { try compiled.change($0.0, $0.1) }
+        let sizes = [64, 256, 100, 1]    // block sizes vary, as after jack_bufsize
+        var renders = 0
+        let allocations = MallocCounter.count {
+            for i in 0..<10_000 {
+                if i % 100 == 0 {
+                    // Parameter changes arrive from a control thread in real use;
+                    // posting is outside the count, applying them is inside.
+                    MallocCounter.endThread()
+                    engine.post(changes[(i / 100) % changes.count])
+                    MallocCounter.beginThread()
+                }
+                engine.render(frames: sizes[i % 4])
+                renders += 1
+            }
+        }
+        engine.worker.stop()
+        XCTAssertTrue(engine.worker.finishJobs().isEmpty)
+        XCTAssertEqual(renders, 10_000)
+        XCTAssertEqual(allocations, 0, "allocations on the render path across 10,000 blocks")
+        XCTAssertGreaterThan(engine.framePosition, 1_000_000)
+    }
+
+    /// The counter itself works: a render path that allocated would be caught.
+    func testCounterCatchesAnAllocation() throws {
+        try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
+        final class Allocating: RenderNode {
+            var kept: [[Float]] = []
+            func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {}
+            func render(frames: Int) { kept.append([Float](repeating: 0, count: frames)) }
+        }
+        let engine = try Engine(steps: [.init(id: "a", node: Allocating(), inputs: [], outputChannels: nil)],
+                                sampleRate: 48000, maxFrames: 64)
+        engine.render(frames: 64)
+        XCTAssertGreaterThan(MallocCounter.count { engine.render(frames: 64) }, 0)
+    }
+}
