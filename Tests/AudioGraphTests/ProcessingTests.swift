@@ -76,7 +76,8 @@ final class ProcessingTests: XCTestCase {
               {"id": "cap", "type": "capture"}],
              "links": [{"from": "t", "to": "tag"}, {"from": "tag", "to": "cap"}]}
             """, seconds: 0.5)
-        XCTAssertEqual(tagged, try TestGraph.render(TestGraph.single("test-tone", params), seconds: 0.5))
+        let plain = try TestGraph.render(TestGraph.single("test-tone", params), seconds: 0.5)
+        for c in 0..<2 { XCTAssertNil(firstMismatch(tagged[c], plain[c])) }
         let g = try TestGraph.validate("""
             {"format": "agraph/1", "nodes": [
               {"id": "t", "type": "test-tone"},

@@ -21,7 +21,7 @@ final class TestToneTests: XCTestCase {
                 XCTAssertEqual(SignalAnalysis.sineLevelDBFS(ch), level, accuracy: 0.05, "level within 0.05 dB")
                 XCTAssertEqual(SignalAnalysis.dBFS(SignalAnalysis.peak(ch)), level, accuracy: 0.05)
             }
-            XCTAssertEqual(out[0], out[1], "every channel carries the same signal")
+            XCTAssertNil(firstMismatch(out[0], out[1]), "every channel carries the same signal")
         }
     }
 
@@ -58,8 +58,8 @@ final class TestToneTests: XCTestCase {
         let a = try tone(#"{"waveform": "white", "seed": 5, "channels": 1}"#, seconds: 0.1)[0]
         let b = try tone(#"{"waveform": "white", "seed": 5, "channels": 1}"#, seconds: 0.1)[0]
         let c = try tone(#"{"waveform": "white", "seed": 6, "channels": 1}"#, seconds: 0.1)[0]
-        XCTAssertEqual(a, b)
-        XCTAssertNotEqual(a, c)
+        XCTAssertNil(firstMismatch(a, b))
+        XCTAssertNotNil(firstMismatch(a, c))
     }
 
     func testLogSweepStartsAndEndsWhereAsked() throws {

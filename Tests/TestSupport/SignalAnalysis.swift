@@ -453,3 +453,12 @@ public enum SignalAnalysis {
         return size
     }
 }
+
+/// Where two sample sequences first differ, for assertions that must not
+/// print whole buffers: nil when they are equal (same length, same bits).
+public func firstMismatch(_ a: [Float], _ b: [Float]) -> String? {
+    for i in 0..<min(a.count, b.count) where a[i].bitPattern != b[i].bitPattern {
+        return "first difference at sample \(i): \(a[i]) vs \(b[i]) (lengths \(a.count), \(b.count))"
+    }
+    return a.count == b.count ? nil : "lengths differ: \(a.count) vs \(b.count)"
+}
