@@ -3,7 +3,8 @@ public enum Describe {
     /// Graphviz `dot` source of a validated graph: nodes by role, links
     /// labelled with the format they carry.
     public static func dot(_ g: ValidatedGraph) -> String {
-        func q(_ s: String) -> String { "\"" + s.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"") + "\"" }
+        func escape(_ s: String) -> String { s.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"") }
+        func q(_ s: String) -> String { "\"" + escape(s) + "\"" }
         var lines = ["digraph \(q(g.name)) {", "  rankdir=LR;", "  node [fontname=\"Helvetica\", fontsize=11];",
                      "  label=\(q("\(g.name) — \(Int(g.sampleRate)) Hz")); labelloc=t;"]
         for n in g.nodes {
@@ -13,7 +14,8 @@ public enum Describe {
             case .sink: "house"
             }
             let style = n.descriptor.domain == .background ? ", style=dashed" : ""
-            lines.append("  \(q(n.id)) [label=\(q("\(n.id)\n\(n.descriptor.typeID)")), shape=\(shape)\(style)];")
+            // `\n` inside a dot string is Graphviz's own line break.
+            lines.append("  \(q(n.id)) [label=\"\(escape(n.id))\\n\(escape(n.descriptor.typeID))\", shape=\(shape)\(style)];")
         }
         for n in g.nodes {
             let ports = n.descriptor.inputPortNames(n.parameters)

@@ -11,7 +11,7 @@ public struct MixerType: NodeType {
         summary: "Sums its inputs in0…inN-1 with per-input gains and mutes. Inputs must share a channel count, except mono inputs, which go to every channel.",
         inputs: .numbered(countParameter: "inputs"),
         parameters: [
-            .init("inputs", .integer, range: 1...64, default: .number(2), unit: "inputs", "Number of inputs (ports in0…inN-1)."),
+            .init("inputs", .integer, range: 1...64, default: .number(2), "Number of inputs (ports in0…inN-1)."),
             .init("gains", .numberList, range: -144...48, optional: true, unit: "dB", live: true,
                   "Gain of each input (one per input; default 0 dB). Live: \"gains[i]\"."),
             .init("mutes", .booleanList, optional: true, live: true,

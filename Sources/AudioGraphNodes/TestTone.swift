@@ -27,7 +27,7 @@ public struct TestToneType: NodeType {
                   "Time between impulses; 0 for a single impulse."),
             .init("level", .number, range: -144...0, default: .number(-12), unit: "dBFS", live: true,
                   "Peak level of periodic waveforms; for noise, the RMS level of a sine of that peak."),
-            .init("channels", .integer, range: 1...64, default: .number(2), unit: "channels",
+            .init("channels", .integer, range: 1...64, default: .number(2),
                   "Output channels (all carry the same signal)."),
             .init("duration", .number, range: 0.000_1...31_536_000, optional: true, unit: "s",
                   "End of stream after this time; endless when absent."),
@@ -39,13 +39,14 @@ public struct TestToneType: NodeType {
         let p = c.parameters
         let nyquist = c.sampleRate / 2
         let waveform = p.string("waveform").flatMap(Waveform.init) ?? .sine
-        if [.sine, .square, .saw, .sweep].contains(waveform), let f = p.number("frequency"), f >= nyquist {
-            c.error(parameter: "frequency", "\(f) Hz is at or above half the sample rate (\(nyquist) Hz); use a lower frequency")
-        }
-        if waveform == .sweep {
-            if let f = p.number("endFrequency"), f >= nyquist {
-                c.error(parameter: "endFrequency", "\(f) Hz is at or above half the sample rate (\(nyquist) Hz); use a lower frequency")
+        func aboveNyquist(_ name: String) {
+            if let f = p.number(name), f >= nyquist {
+                c.error(parameter: name, "\"\(name)\" = \(ParameterValue.number(f)) Hz is at or above half the sample rate (\(ParameterValue.number(nyquist)) Hz); use a lower frequency")
             }
+        }
+        if [.sine, .square, .saw, .sweep].contains(waveform) { aboveNyquist("frequency") }
+        if waveform == .sweep {
+            aboveNyquist("endFrequency")
             if p.number("sweepTime") == nil && p.number("duration") == nil {
                 c.error(parameter: "sweepTime", "a sweep needs \"sweepTime\" or \"duration\" (seconds)")
             }

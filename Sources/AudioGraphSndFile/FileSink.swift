@@ -48,7 +48,7 @@ public struct FileSinkType: NodeType {
             }
         }
         if let f = c.input, container == .flac, f.channels > 8 {
-            c.error(input: 0, "FLAC holds at most 8 channels; the stream has \(f.channels): use \"format\": \"wav\"")
+            c.error(parameter: c.parameters.string("format") == nil ? "path" : "format", "FLAC holds at most 8 channels; the stream has \(f.channels): use \"format\": \"wav\"")
         }
         return nil
     }

@@ -37,12 +37,12 @@ public struct FileSourceType: NodeType {
         }
         defer { try? file.close() }
         if file.sampleRate != c.sampleRate {
-            c.error(parameter: "path", "\(path) is at \(Int(file.sampleRate)) Hz but the graph runs at \(Int(c.sampleRate)) Hz, and resampling is not available yet: set the graph's \"sampleRate\" to \(Int(file.sampleRate)) or convert the file (e.g. sox in.wav -r \(Int(c.sampleRate)) out.wav)")
+            c.error(parameter: "path", "\(path) is at \(Int(file.sampleRate)) Hz but the graph runs at \(Int(c.sampleRate)) Hz, and resampling is not available yet: set the graph's \"sampleRate\" to \(Int(file.sampleRate)) or convert the file (e.g. sox \(full) -r \(Int(c.sampleRate)) converted.flac)")
         }
         if let start = c.parameters.number("start"), start > 0 {
             let length = Double(file.frames) / file.sampleRate
             if start >= length {
-                c.error(parameter: "start", "start at \(start) s is past the end of \(path) (\(Double(Int(length * 1000)) / 1000) s)")
+                c.error(parameter: "start", "start at \(ParameterValue.number(start)) s is past the end of \(path) (\(ParameterValue.number((length * 1000).rounded() / 1000)) s long)")
             }
         }
         if file.frames == 0 && c.parameters.boolean("loop") == true {

@@ -134,7 +134,7 @@ final class ValidationRun {
             return nil
         }
         for key in top.keys where !GraphValidator.topLevelKeys.contains(key) {
-            let hint = closestMatch(to: key, in: GraphValidator.topLevelKeys).map { "; did you mean \"\($0)\"?" } ?? ""
+            let hint = closestMatch(to: key, in: GraphValidator.topLevelKeys).map { " (did you mean \"\($0)\"?)" } ?? ""
             error(JSONPointer.root.appending(key), "unknown key \"\(key)\"\(hint); allowed: \(GraphValidator.topLevelKeys.joined(separator: ", "))")
         }
         // format
@@ -187,10 +187,17 @@ final class ValidationRun {
         // links
         var links: [ValidatedGraph.Link] = []
         let linksPointer = JSONPointer.root.appending("links")
+        // Nodes named by a rejected link: their "not connected" and "goes
+        // nowhere" follow from that error and are not reported again.
+        var touchedByBadLink = Set<String>()
         if let list = top["links"]?.array {
             for (i, value) in list.enumerated() {
                 if let link = parseLink(value, pointer: linksPointer.appending(i), nodes: &nodes, ids: idIndex) {
                     links.append(link)
+                } else if let o = value.object {
+                    for key in ["from", "to"] {
+                        if let text = o[key]?.string { touchedByBadLink.insert(Self.endpoint(text).node) }
+                    }
                 }
             }
         } else if top["links"] != nil {
@@ -200,7 +207,8 @@ final class ValidationRun {
         }
 
         // every input fed; outputs used
-        for node in nodes where node.type != nil {
+        // (A duplicate id's second node is reported as such, not as unconnected.)
+        for (k, node) in nodes.enumerated() where node.type != nil && !touchedByBadLink.contains(node.id) && idIndex[node.id] == k {
             for (port, portName) in node.portNames.enumerated() where node.feeds[port] == nil {
                 error(node.pointer, node: node.id, "input port '\(portName)' is not connected: add a link {\"from\": \"…\", \"to\": \"\(node.id):\(portName)\"}")
             }
@@ -274,7 +282,7 @@ final class ValidationRun {
             return nil
         }
         for key in object.keys where !GraphValidator.nodeKeys.contains(key) {
-            let hint = closestMatch(to: key, in: GraphValidator.nodeKeys).map { "; did you mean \"\($0)\"?" } ?? ""
+            let hint = closestMatch(to: key, in: GraphValidator.nodeKeys).map { " (did you mean \"\($0)\"?)" } ?? ""
             error(pointer.appending(key), node: object["id"]?.string, "unknown key \"\(key)\" in a node\(hint); allowed: \(GraphValidator.nodeKeys.joined(separator: ", "))")
         }
         guard let id = object["id"]?.string else {
@@ -332,7 +340,8 @@ final class ValidationRun {
             if let d = p.defaultValue {
                 values[p.name] = d
             } else if !p.optional {
-                error(pointer.appending(p.name), node: nodeID, "missing required parameter \"\(p.name)\" (\(p.type.name)\(p.unit.map { " in \($0)" } ?? "")): \(p.summary)")
+                let kind = p.type.name == p.name ? "" : " (\(p.type.name)\(p.unit.map { " in \($0)" } ?? ""))"
+                error(pointer.appending(p.name), node: nodeID, "missing required parameter \"\(p.name)\"\(kind): \(p.summary)")
             }
         }
         return NodeParameters(values)
@@ -396,7 +405,7 @@ final class ValidationRun {
             var ok = true
             for (i, e) in list.enumerated() {
                 guard let d = e.number else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a number; found \(e.typeName)")
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a number; found \(e.typeName) \(describe(e))")
                     ok = false
                     continue
                 }
@@ -409,7 +418,7 @@ final class ValidationRun {
             var out: [Bool] = []
             for (i, e) in list.enumerated() {
                 guard let b = e.bool else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a boolean; found \(e.typeName)")
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a boolean; found \(e.typeName) \(describe(e))")
                     return nil
                 }
                 out.append(b)
@@ -458,7 +467,7 @@ final class ValidationRun {
         let fromPort = fromPortGiven ?? "out"
         if let s = source, let type = nodes[s].type {
             if !type.descriptor.hasOutput {
-                error(pointer.appending("from"), node: fromID, "'\(fromID)' (\(type.descriptor.typeID)) is a sink and has no output port")
+                error(pointer.appending("from"), node: fromID, "'\(fromID)' (a \(type.descriptor.typeID) node) is a sink and has no output port")
                 ok = false
             } else if fromPort != "out" {
                 error(pointer.appending("from"), node: fromID, "'\(fromID)' has no output port '\(fromPort)'; its output is 'out'")
@@ -479,7 +488,7 @@ final class ValidationRun {
                 portIndex = i
             } else {
                 error(pointer.appending("to"), node: toID, ports.isEmpty
-                      ? "'\(toID)' (\(type.descriptor.typeID)) is a source and has no input port"
+                      ? "'\(toID)' (a \(type.descriptor.typeID) node) is a source and has no input port"
                       : "'\(toID)' has no input port '\(toPort)'; its inputs: \(ports.joined(separator: ", "))")
                 ok = false
             }

@@ -1,0 +1,245 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Runs the built `agraph` executable as a user would.
+final class CLITests: XCTestCase {
+    /// The repository: this file is `Tests/CLITests/CLITests.swift`.
+    static let repoRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// What one run printed and returned.
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+    }
+
+    /// `agraph` from the same build folder as this test bundle (or `$AGRAPH`).
+    static func agraphPath() throws -> String {
+        let fm = FileManager.default
+        if let explicit = ProcessInfo.processInfo.environment["AGRAPH"], fm.isExecutableFile(atPath: explicit) {
+            return explicit
+        }
+        var folders: [URL] = []
+        let bundle = Bundle.main.bundleURL
+        folders += [bundle, bundle.deletingLastPathComponent()]
+        for b in Bundle.allBundles where b.bundlePath.hasSuffix(".xctest") {
+            folders += [b.bundleURL.deletingLastPathComponent()]
+        }
+        if let argument0 = CommandLine.arguments.first {
+            var url = URL(fileURLWithPath: argument0).deletingLastPathComponent()
+            // macOS: …/debug/X.xctest/Contents/MacOS/X
+            for _ in 0..<4 {
+                folders.append(url)
+                url = url.deletingLastPathComponent()
+            }
+        }
+        for folder in folders {
+            let candidate = folder.appendingPathComponent("agraph").path
+            var isDirectory: ObjCBool = false
+            if fm.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
+               fm.isExecutableFile(atPath: candidate) {
+                return candidate
+            }
+        }
+        throw XCTSkip("""
+            agraph not found next to the test bundle (searched \(folders.map(\.path))); \
+            build it into the same scratch path first: swift build --product agraph
+            """)
+    }
+
+    /// Runs agraph with `arguments` in the repository folder.
+    func agraph(_ arguments: String..., file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+        try agraph(arguments: arguments, file: file, line: line)
+    }
+
+    func agraph(arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+        let fm = FileManager.default
+        let tmp = fm.temporaryDirectory.appendingPathComponent("agraph-cli-\(UUID().uuidString)")
+        try fm.createDirectory(at: tmp, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(at: tmp) }
+        let outURL = tmp.appendingPathComponent("stdout")
+        let errURL = tmp.appendingPathComponent("stderr")
+        _ = fm.createFile(atPath: outURL.path, contents: nil)
+        _ = fm.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.agraphPath())
+        process.arguments = arguments
+        process.currentDirectoryURL = Self.repoRoot
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+
+        let run = Run(status: process.terminationStatus,
+                      stdout: try String(contentsOf: outURL, encoding: .utf8),
+                      stderr: try String(contentsOf: errURL, encoding: .utf8))
+        let command = "agraph " + arguments.joined(separator: " ")
+        XCTAssertEqual(process.terminationReason, .exit, "\(command) was killed by a signal\n\(run.stderr)",
+                       file: file, line: line)
+        for marker in ["Fatal error", "Stack dump", "Current stack trace", "Crash", "💣"] {
+            XCTAssertFalse(run.stdout.contains(marker) || run.stderr.contains(marker),
+                           "\(command) crashed:\n\(run.stdout)\n\(run.stderr)", file: file, line: line)
+        }
+        return run
+    }
+
+    /// Graphs write to `../out/`: make sure the git-ignored folder exists.
+    override func setUpWithError() throws {
+        try FileManager.default.createDirectory(at: Self.repoRoot.appendingPathComponent("out"),
+                                                withIntermediateDirectories: true)
+    }
+
+    /// `file:line:col: error: /pointer (node 'id'): message`
+    static var diagnosticLine: Regex<AnyRegexOutput> { try! Regex(#"^([^:]+):(\d+):(\d+): (error|warning): (/[^ ]*)( \(node '[^']+'\))?: (.+)$"#) }
+
+    // MARK: validate
+
+    func testValidateInvalidGraphPrintsDiagnostics() throws {
+        let run = try agraph("validate", "Graphs/invalid/mixer-gains-count.json")
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertEqual(run.stdout, "")
+        XCTAssertTrue(run.stderrLines.contains { line in
+            line.hasPrefix("Graphs/invalid/mixer-gains-count.json:7:")
+                && line.contains(": error: /nodes/2/params/gains (node 'mix'): 3 gains for 2 inputs")
+                && line.wholeMatch(of: Self.diagnosticLine) != nil
+        }, run.stderr)
+    }
+
+    func testValidateAllInvalidGraphs() throws {
+        let folder = Self.repoRoot.appendingPathComponent("Graphs/invalid")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".json") }.sorted()
+        XCTAssertFalse(names.isEmpty)
+        let run = try agraph(arguments: ["validate"] + names.map { "Graphs/invalid/" + $0 })
+        XCTAssertEqual(run.status, 1)
+        var lines = run.stderrLines
+        XCTAssertEqual(lines.popLast(), "\(names.count) of \(names.count) graphs invalid", run.stderr)
+        for line in lines {
+            XCTAssertNotNil(line.wholeMatch(of: Self.diagnosticLine), "not file:line:col: error: /pointer: message — \(line)")
+        }
+        for name in names {
+            XCTAssertTrue(lines.contains { $0.hasPrefix("Graphs/invalid/\(name):") && $0.contains(": error: ") },
+                          "no error line for \(name)")
+        }
+        XCTAssertTrue(lines.contains { $0.hasPrefix("Graphs/invalid/malformed-json.json:6:40: error: /: malformed JSON") },
+                      run.stderr)
+    }
+
+    func testValidateValidGraph() throws {
+        let run = try agraph("validate", "Graphs/demo.json")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "Graphs/demo.json: ok (5 nodes, 48000 Hz)\n")
+        XCTAssertEqual(run.stderr, "")
+    }
+
+    func testValidateMissingFile() throws {
+        let run = try agraph("validate", "Graphs/no-such-graph.json")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains("Graphs/no-such-graph.json: error: /: cannot read the graph file"), run.stderr)
+    }
+
+    // MARK: nodes
+
+    func testNodesListsEveryType() throws {
+        let run = try agraph("nodes")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let listed = run.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        XCTAssertEqual(listed, ["test-tone", "file", "gain", "mixer", "format-tag", "file-out", "null"], run.stdout)
+        XCTAssertTrue(run.stdout.contains("source") && run.stdout.contains("processor") && run.stdout.contains("sink"))
+    }
+
+    func testNodesDescribesMixer() throws {
+        let run = try agraph("nodes", "mixer")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let text = run.stdout
+        XCTAssertTrue(text.hasPrefix("mixer (processor"), text)
+        XCTAssertTrue(text.contains("in0 … inN-1"), text)
+        for fact in ["inputs: integer, 1…64", "default 2",
+                     "gains: array of numbers, -144…48, dB, optional, live",
+                     "mutes: array of booleans, optional, live",
+                     "outputGain: number, -144…48, dB, default 0, live"] {
+            XCTAssertTrue(text.contains(fact), "missing \"\(fact)\" in:\n\(text)")
+        }
+    }
+
+    func testNodesUnknownTypeListsKnownTypes() throws {
+        let run = try agraph("nodes", "nosuch")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.stdout, "")
+        XCTAssertTrue(run.stderr.contains("unknown node type 'nosuch'"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("known types: test-tone, file, gain, mixer, format-tag, file-out, null"), run.stderr)
+        let hint = try agraph("nodes", "mixr")
+        XCTAssertEqual(hint.status, 1)
+        XCTAssertTrue(hint.stderr.contains("did you mean 'mixer'?"), hint.stderr)
+    }
+
+    // MARK: render
+
+    func testRenderDemoToFile() throws {
+        let fm = FileManager.default
+        let tmp = fm.temporaryDirectory.appendingPathComponent("agraph-render-\(UUID().uuidString)")
+        try fm.createDirectory(at: tmp, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(at: tmp) }
+        let wav = tmp.appendingPathComponent("x.wav").path
+        let run = try agraph("render", "Graphs/demo.json", "-o", wav, "--quiet")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stderr, "")
+        let file = try readSoundFile(wav)
+        XCTAssertEqual(file.channels, 2)
+        XCTAssertEqual(file.sampleRate, 48000)
+        XCTAssertEqual(file.samples.count / file.channels, 480_000)
+        let peak = file.samples.reduce(Float(0)) { max($0, abs($1)) }
+        XCTAssertGreaterThan(peak, 0.1)
+        XCTAssertLessThanOrEqual(peak, 1)
+    }
+
+    func testRenderEndlessGraphNeedsDuration() throws {
+        let run = try agraph("render", "Graphs/surround-silence.json")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains("never end"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("--duration"), run.stderr)
+
+        let limited = try agraph("render", "Graphs/surround-silence.json", "--duration", "0.5")
+        XCTAssertEqual(limited.status, 0, limited.stderr)
+        XCTAssertTrue(limited.stderr.contains("rendered 24000 frames"), limited.stderr)
+    }
+
+    func testRenderInvalidGraphFails() throws {
+        let run = try agraph("render", "Graphs/invalid/cycle.json")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains("cycle"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("Graphs/invalid/cycle.json: 1 error"), run.stderr)
+    }
+
+    // MARK: dot, schema
+
+    func testDotPrintsTheGraph() throws {
+        let run = try agraph("dot", "Graphs/demo.json")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let text = run.stdout
+        XCTAssertTrue(text.hasPrefix("digraph \"demo\" {"), text)
+        XCTAssertTrue(text.hasSuffix("}\n"), text)
+        for id in ["tone", "sweep", "mix", "tag", "out"] {
+            XCTAssertTrue(text.contains("\"\(id)\" [label="), "node \(id) missing:\n\(text)")
+        }
+        XCTAssertEqual(text.components(separatedBy: " -> ").count - 1, 4, text)
+        XCTAssertTrue(text.contains("\"mix\" -> \"tag\""), text)
+    }
+
+    func testSchemaMatchesPublishedFile() throws {
+        let run = try agraph("schema")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let published = try String(contentsOf: Self.repoRoot.appendingPathComponent("docs/graph.schema.json"), encoding: .utf8)
+        XCTAssertTrue(run.stdout == published,
+                      "docs/graph.schema.json differs from `agraph schema`; regenerate: .build/debug/agraph schema > docs/graph.schema.json")
+    }
+}
