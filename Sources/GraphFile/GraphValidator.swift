@@ -76,7 +76,7 @@ public struct GraphValidator: Sendable {
     private func currentDirectory() -> String {
         var buf = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buf, buf.count) != nil else { return "/" }
-        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return buf.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "/" }
     }
 }
 
