@@ -13,6 +13,9 @@ public final class BackgroundWorker: @unchecked Sendable {
     private let wakeup = Wakeup()
     private let progress = Wakeup()
     private let stopping = Atomic<Bool>(false)
+    /// Threads in `waitUntilReady`: the worker signals progress only then,
+    /// so no stale signals pile up for a later wait to spin through.
+    private let waiters = Atomic<Int>(0)
     private var thread: pthread_t?
     /// How long the worker sleeps when idle, in seconds.
     public let idleTimeout: Double
@@ -51,6 +54,9 @@ public final class BackgroundWorker: @unchecked Sendable {
 
     /// Blocks until every job can run `frames` frames. [control-thread, offline only]
     public func waitUntilReady(frames: Int) {
+        if jobs.allSatisfy({ $0.isReady(forFrames: frames) }) { return }
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
         while !jobs.allSatisfy({ $0.isReady(forFrames: frames) }) {
             if thread == nil {
                 // No worker thread: do the work here.
@@ -86,7 +92,7 @@ public final class BackgroundWorker: @unchecked Sendable {
             var worked = false
             for job in jobs where job.service() { worked = true }
             if worked {
-                progress.signal()
+                if waiters.load(ordering: .sequentiallyConsistent) > 0 { progress.signal() }
             } else {
                 wakeup.wait(timeout: idleTimeout)
             }

@@ -33,6 +33,24 @@ public enum Kernels {
         while i < count { dst[i] += src[i] * gain; i += 1 }
     }
 
+    /// `dst[i] += a[i] * ga + b[i] * gb + c[i] * gc + d[i] * gd`, summed in
+    /// that order: the same result as four `addScaled` calls, in one pass.
+    @inlinable @_noLocks
+    public static func addScaled4(_ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+                                  _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float,
+                                  to dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count { dst[i] = dst[i] + a[i] * ga + b[i] * gb + c[i] * gc + d[i] * gd; i += 1 }
+    }
+
+    /// `dst[i] += a[i] * ga + b[i] * gb`, summed in that order.
+    @inlinable @_noLocks
+    public static func addScaled2(_ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+                                  to dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count { dst[i] = dst[i] + a[i] * ga + b[i] * gb; i += 1 }
+    }
+
     /// `dst[i] *= gain`
     @inlinable @_noLocks
     public static func scale(_ dst: UnsafeMutablePointer<Float>, count: Int, gain: Float) {
@@ -75,6 +93,14 @@ public enum Kernels {
         var i = 0
         var j = channel
         while i < count { dst[j] = src[i]; i += 1; j += stride }
+    }
+
+    /// Interleaves two channels: `dst[2i] = left[i]`, `dst[2i + 1] = right[i]`.
+    @inlinable @_noLocks
+    public static func interleave2(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>,
+                                   to dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count { dst[2 * i] = left[i]; dst[2 * i + 1] = right[i]; i += 1 }
     }
 
     /// Largest absolute sample value.

@@ -117,12 +117,16 @@ public final class DrainRing: @unchecked Sendable {
         let state = bus.state
         let n = state.validFrames < scratchFrames ? state.validFrames : scratchFrames
         if n > 0 {
-            var c = 0
-            while c < channels {
-                if c < bus.channels {
-                    Kernels.interleave(bus.channel(c), to: scratch, stride: channels, channel: c, count: n)
+            if channels == 2 && bus.channels >= 2 {
+                Kernels.interleave2(bus.channel(0), bus.channel(1), to: scratch, count: n)
+            } else {
+                var c = 0
+                while c < channels {
+                    if c < bus.channels {
+                        Kernels.interleave(bus.channel(c), to: scratch, stride: channels, channel: c, count: n)
+                    }
+                    c += 1
                 }
-                c += 1
             }
             let fit = ring.writable / channels
             let w = n < fit ? n : fit

@@ -129,6 +129,11 @@ final class MixerNode: RenderNode {
         guard let output else { return }
         let channels = output.channels
         output.clear(to: frames)
+        if !anyRamping() {
+            renderSteady(output: output, frames: frames)
+            output.state = BusState.merging(inputs)
+            return
+        }
         var i = 0
         while i < count {
             let input = inputs[i]
@@ -145,5 +150,55 @@ final class MixerNode: RenderNode {
             i += 1
         }
         output.state = BusState.merging(inputs)
+    }
+
+    private func anyRamping() -> Bool {
+        var i = 0
+        while i < count {
+            if gains[i].isRamping { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// No gain is ramping: the same sums as `addScaled` input by input (same
+    /// order, inputs with gain 0 skipped), four inputs per pass over the
+    /// output instead of one.
+    private func renderSteady(output: AudioBus, frames: Int) {
+        let channels = output.channels
+        var c = 0
+        while c < channels {
+            let dst = output.channel(c)
+            // Up to four pending (source, gain) pairs.
+            var p0 = UnsafePointer(dst), p1 = UnsafePointer(dst), p2 = UnsafePointer(dst)
+            var g0: Float = 0, g1: Float = 0, g2: Float = 0
+            var pending = 0
+            var i = 0
+            while i < count {
+                let g = gains[i].current
+                if g != 0 {
+                    let input = inputs[i]
+                    let src = UnsafePointer(input.channel(input.channels == 1 && channels > 1 ? 0 : c))
+                    switch pending {
+                    case 0: p0 = src; g0 = g; pending = 1
+                    case 1: p1 = src; g1 = g; pending = 2
+                    case 2: p2 = src; g2 = g; pending = 3
+                    default:
+                        Kernels.addScaled4(p0, g0, p1, g1, p2, g2, src, g, to: dst, count: frames)
+                        pending = 0
+                    }
+                }
+                i += 1
+            }
+            switch pending {
+            case 1: Kernels.addScaled(p0, to: dst, count: frames, gain: g0)
+            case 2: Kernels.addScaled2(p0, g0, p1, g1, to: dst, count: frames)
+            case 3:
+                Kernels.addScaled2(p0, g0, p1, g1, to: dst, count: frames)
+                Kernels.addScaled(p2, to: dst, count: frames, gain: g2)
+            default: break
+            }
+            c += 1
+        }
     }
 }

@@ -99,7 +99,11 @@ public final class FileSinkNode: RenderNode {
 
 /// Drains the ring into the file. [worker-thread; `finish` on the main thread]
 final class FileWriterJob: BackgroundJob, @unchecked Sendable {
-    static let chunkFrames = 8192
+    /// Samples (all channels) per write: 256 KiB of float. Larger writes
+    /// mean fewer system calls and fewer header rewrites (the header is
+    /// updated after every write).
+    static let chunkSamples = 65536
+    let chunkFrames: Int
     let file: SoundFile
     let drain: DrainRing
     let buffer: UnsafeMutablePointer<Float>
@@ -108,13 +112,14 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     init(file: SoundFile, drain: DrainRing) {
         self.file = file
         self.drain = drain
-        buffer = .allocate(capacity: Self.chunkFrames * file.channels)
+        chunkFrames = max(Self.chunkSamples / max(file.channels, 1), 1024)
+        buffer = .allocate(capacity: chunkFrames * file.channels)
     }
 
     deinit { buffer.deallocate() }
 
     func service() -> Bool {
-        let n = drain.take(into: buffer, frames: Self.chunkFrames)
+        let n = drain.take(into: buffer, frames: chunkFrames)
         guard n > 0 else { return false }
         if failure == nil {
             do { try file.write(buffer, frames: n) } catch { failure = error }
