@@ -8,6 +8,8 @@
 //   AudioGraphNodes    built-in realtime nodes (test-tone, gain, mixer, format-tag, null)
 //   AudioGraphSndFile  libsndfile nodes: `file` source and `file-out` sink
 //   AudioGraph         node registry, graph compiler, offline renderer
+//   AudioGraphJACK     live JACK: client, embedded server, jack-in/jack-out, running graphs
+//                      (the only module that imports libjack)
 //   agraph             the command-line tool
 //   agraph-bench       benchmarks (run in release)
 import PackageDescription
@@ -18,6 +20,7 @@ let package = Package(
     products: [
         .library(name: "AudioGraph", targets: ["AudioGraph"]),
         .library(name: "AudioGraphCore", targets: ["AudioGraphCore"]),
+        .library(name: "AudioGraphJACK", targets: ["AudioGraphJACK"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
     ],
@@ -32,6 +35,13 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        .systemLibrary(
+            name: "CJack",
+            path: "Sources/CJack",
+            pkgConfig: "jack",
+            providers: [.apt(["libjack-jackd2-dev"])]
+        ),
+        .target(name: "CJackShim", dependencies: ["CJack"], path: "Sources/CJackShim"),
         .target(name: "AudioGraphCore", path: "Sources/AudioGraphCore"),
         .target(
             name: "GraphFile",
@@ -56,10 +66,16 @@ let package = Package(
             dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphSndFile"],
             path: "Sources/AudioGraph"
         ),
+        .target(
+            name: "AudioGraphJACK",
+            dependencies: ["AudioGraph", "CJack", "CJackShim"],
+            path: "Sources/AudioGraphJACK"
+        ),
         .executableTarget(
             name: "agraph",
             dependencies: [
                 "AudioGraph",
+                "AudioGraphJACK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/agraph"
@@ -95,7 +111,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioGraphTests",
-            dependencies: ["AudioGraph", "TestSupport", "CSndFile"],
+            dependencies: ["AudioGraph", "AudioGraphJACK", "TestSupport", "CSndFile"],
             path: "Tests/AudioGraphTests"
         ),
         .testTarget(

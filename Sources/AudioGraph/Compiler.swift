@@ -1,4 +1,5 @@
 import AudioGraphNodes
+import Synchronization
 import AudioGraphSndFile
 
 /// A validated graph turned into a running engine, with its parameters
@@ -20,6 +21,18 @@ public final class CompiledGraph: @unchecked Sendable {
     /// Resolves `node.param` or `node.param[i]` to a change with `value`.
     /// [control threads]
     public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
+        let (c, p) = try locate(address)
+        let name = address.split(separator: "[").first.map(String.init) ?? address
+        if let r = p.range, !r.contains(value) {
+            throw ParameterError(description: "\(value) is out of range for \(name): \(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(p.unit.map { " \($0)" } ?? "")")
+        }
+        var out = c
+        out.value = value
+        return out
+    }
+
+    /// The node, parameter and element an address names.
+    private func locate(_ address: String) throws(ParameterError) -> (ParameterChange, ParameterDescriptor) {
         guard let dot = address.firstIndex(of: ".") else {
             throw ParameterError(description: "'\(address)' is not a parameter address: write node.param or node.param[i]")
         }
@@ -54,16 +67,36 @@ public final class CompiledGraph: @unchecked Sendable {
         } else if element >= 0 {
             throw ParameterError(description: "'\(nodeID).\(name)' is not a list; drop the [\(element)]")
         }
-        if let r = p.range, !r.contains(value) {
-            throw ParameterError(description: "\(value) is out of range for \(nodeID).\(name): \(r.lowerBound)…\(r.upperBound)\(p.unit.map { " \($0)" } ?? "")")
-        }
-        return ParameterChange(node: Int32(index), parameter: Int32(pIndex), element: element, value: value)
+        return (ParameterChange(node: Int32(index), parameter: Int32(pIndex), element: element, value: 0), p)
     }
 
     /// Queues a change for the next block. [control threads]
     public func set(_ address: String, _ value: Double) throws(ParameterError) {
         let c = try change(address, value)
         if !engine.post(c) { throw ParameterError(description: "the parameter queue is full; try again") }
+        valuesLock.withLock { $0[address] = value }
+    }
+
+    private let valuesLock = Mutex<[String: Double]>([:])
+
+    /// The value of a parameter: the last one set, else the graph's.
+    /// Booleans read as 0 or 1. [control threads]
+    public func value(_ address: String) throws(ParameterError) -> Double {
+        let (c, _) = try locate(address)
+        if let v = valuesLock.withLock({ $0[address] }) { return v }
+        let node = graph.nodes.first { $0.id == engine.ids[Int(c.node)] }
+        guard let node else { throw ParameterError(description: "no node for '\(address)'") }
+        let name = node.descriptor.parameters[Int(c.parameter)].name
+        let e = Int(c.element)
+        switch node.parameters[name] {
+        case .number(let v)?: return v
+        case .boolean(let b)?: return b ? 1 : 0
+        case .numberList(let l)? where e >= 0 && e < l.count: return l[e]
+        case .booleanList(let l)? where e >= 0 && e < l.count: return l[e] ? 1 : 0
+        default:
+            // Lists left out of the graph hold their defaults: 0 dB, not muted.
+            return 0
+        }
     }
 }
 

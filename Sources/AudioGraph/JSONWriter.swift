@@ -61,6 +61,7 @@ extension ParameterValue {
         case .string(let s): .string(s)
         case .numberList(let l): .array(l.map { .number($0) })
         case .booleanList(let l): .array(l.map { .bool($0) })
+        case .stringList(let l): .array(l.map { .string($0) })
         }
     }
 }

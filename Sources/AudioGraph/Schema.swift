@@ -107,6 +107,9 @@ public enum GraphSchema {
         case .booleanList:
             out.append(("type", .string("array")))
             out.append(("items", .object([("type", .string("boolean"))])))
+        case .stringList:
+            out.append(("type", .string("array")))
+            out.append(("items", .object([("type", .string("string")), ("minLength", .number(1))])))
         }
         if let d = p.defaultValue { out.append(("default", d.json)) }
         var text = p.summary

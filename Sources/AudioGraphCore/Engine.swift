@@ -118,6 +118,13 @@ public final class Engine: @unchecked Sendable {
     /// The index of the step named `id`. [any thread]
     public func stepIndex(of id: String) -> Int? { ids.firstIndex(of: id) }
 
+    /// The runtime node of step `id`, for control from outside the audio
+    /// thread (seek, counters). The schedule never changes after `init`.
+    /// [main-thread or control-thread]
+    public func node(_ id: String) -> (any RenderNode)? {
+        stepIndex(of: id).map { nodes[$0] }
+    }
+
     /// Renders one block through the whole schedule.
     ///
     /// Applies queued parameter changes first, then runs every node in

@@ -83,3 +83,28 @@ extension BusState {
         return s
     }
 }
+
+/// A node that can jump to another position in its stream (a file, a decoder).
+public protocol SeekableNode: AnyObject {
+    /// Asks the node to continue from `frame` (at the graph's rate): buffered
+    /// audio not yet played is dropped, the reader restarts there, and the
+    /// output resumes within a period or two. Returns false when the frame is
+    /// out of range. [control-thread]
+    func seek(toFrame frame: Int) -> Bool
+    /// Length of the stream in frames, when known. [any thread]
+    var lengthFrames: Int? { get }
+}
+
+/// A background job that can hold a small, adjustable fill instead of a
+/// full ring: live rendering keeps latency and seek response low this way.
+public protocol FillTargeting: AnyObject {
+    /// Frames the job keeps buffered ahead of the audio thread. [any thread]
+    func setTargetFill(frames: Int)
+    var targetFill: Int { get }
+}
+
+/// A node fed from a ring that can run dry: it counts underruns.
+public protocol UnderrunCounting: AnyObject {
+    /// Blocks in which the node found too little audio. [any thread]
+    var underrunCount: Int { get }
+}

@@ -37,6 +37,12 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         RingKernel.Layout(storage: storage, capacity: capacity, stride: MemoryLayout<Element>.stride)
     }
 
+    /// Elements written since the start. [producer; an estimate elsewhere]
+    @inlinable public var writePosition: Int { writeIndex.load(ordering: .acquiring) }
+
+    /// Elements read or discarded since the start. [consumer; an estimate elsewhere]
+    @inlinable public var readPosition: Int { readIndex.load(ordering: .acquiring) }
+
     /// Elements ready to read. [consumer; an estimate on other threads]
     @inlinable public var readable: Int { RingKernel.readable(writeIndex, readIndex) }
 

@@ -17,6 +17,12 @@ public final class FeedRing: @unchecked Sendable {
     /// Interleaved scratch for the consumer, sized for `maxFrames`.
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
+    /// Flush protocol (seek): the producer publishes the ring position up
+    /// to which everything is stale, then bumps `flushGeneration`; the
+    /// consumer drops up to that position when it sees a new generation.
+    private let flushPosition = Atomic<Int>(0)
+    private let flushGeneration = Atomic<Int>(0)
+    private var seenFlushGeneration = 0
 
     /// - Parameters:
     ///   - capacityFrames: frames the ring holds.
@@ -52,6 +58,15 @@ public final class FeedRing: @unchecked Sendable {
     /// No more frames will come.
     public func markEnd() { ended.store(true, ordering: .releasing) }
 
+    /// Everything written so far is stale (a seek): the consumer drops it
+    /// at its next block, and frames written from now on follow. Clears a
+    /// previous end of stream. [producer]
+    public func flush() {
+        ended.store(false, ordering: .releasing)
+        flushPosition.store(ring.writePosition, ordering: .relaxed)
+        flushGeneration.add(1, ordering: .releasing)
+    }
+
     /// Whether `markEnd()` was called. [any thread]
     public var isEnded: Bool { ended.load(ordering: .acquiring) }
 
@@ -59,6 +74,14 @@ public final class FeedRing: @unchecked Sendable {
 
     /// Fills `frames` frames of `bus` from the ring and sets its state.
     public func render(into bus: AudioBus, frames: Int) {
+        let generation = flushGeneration.load(ordering: .acquiring)
+        var flushed = false
+        if generation != seenFlushGeneration {
+            seenFlushGeneration = generation
+            let stale = flushPosition.load(ordering: .relaxed) &- ring.readPosition
+            if stale > 0 { ring.discard(stale) }
+            flushed = true
+        }
         // Read the flag first: if it was set, everything before it is in the ring.
         let endSeen = ended.load(ordering: .acquiring)
         let want = frames < scratchFrames ? frames : scratchFrames
@@ -78,7 +101,9 @@ public final class FeedRing: @unchecked Sendable {
         if n < frames && endSeen && ring.readable == 0 {
             bus.state = BusState(validFrames: n, ended: true)
         } else {
-            if n < frames {
+            // Right after a flush the producer is still refilling: that
+            // silence is the seek, not an underrun.
+            if n < frames && !flushed {
                 underruns.add(1, ordering: .relaxed)
                 missingFrames.add(frames - n, ordering: .relaxed)
             }

@@ -1,4 +1,5 @@
 import AudioGraphCore
+import Synchronization
 import GraphFile
 #if canImport(Glibc)
 import Glibc
@@ -64,7 +65,7 @@ public struct FileSourceType: NodeType {
 }
 
 /// The audio-thread side of `file`: takes frames from the ring.
-final class FileSourceNode: RenderNode {
+final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
     let file: SoundFile
     let loop: Bool
     let capacityFrames: Int
@@ -92,16 +93,37 @@ final class FileSourceNode: RenderNode {
     }
 
     var backgroundJob: (any BackgroundJob)? { reader }
+
+    /// What the ring holds ahead of the audio thread when rendering live.
+    var latency: Int {
+        guard let t = reader?.targetFill, t < Int.max else { return 0 }
+        return t
+    }
+
+    var lengthFrames: Int? { file.frames }
+
+    var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
+
+    func seek(toFrame frame: Int) -> Bool {
+        guard let reader, frame >= 0, frame < max(file.frames, 1) else { return false }
+        reader.requestSeek(toFrame: frame)
+        return true
+    }
 }
 
-/// Reads the file into the ring, a chunk at a time. [worker-thread]
-final class FileReaderJob: BackgroundJob, @unchecked Sendable {
+/// Reads the file into the ring, a chunk at a time. [worker-thread, but
+/// `requestSeek` and `setTargetFill` from any thread]
+final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     static let chunkFrames = 4096
     let file: SoundFile
     let loop: Bool
     let feed: FeedRing
     let buffer: UnsafeMutablePointer<Float>
     var done = false
+    /// Frames to keep buffered: Int.max (as much as fits) offline.
+    private let target = Atomic<Int>(Int.max)
+    /// A pending seek: the frame, or -1.
+    private let pendingSeek = Atomic<Int>(-1)
 
     init(file: SoundFile, loop: Bool, feed: FeedRing) {
         self.file = file
@@ -112,11 +134,38 @@ final class FileReaderJob: BackgroundJob, @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
+    func setTargetFill(frames: Int) { target.store(max(frames, 1), ordering: .relaxed) }
+    var targetFill: Int { target.load(ordering: .relaxed) }
+
+    /// Asks the worker to continue from `frame`. [control-thread]
+    func requestSeek(toFrame frame: Int) { pendingSeek.store(frame, ordering: .releasing) }
+
     func service() -> Bool {
-        guard !done else { return false }
-        let room = min(feed.writableFrames, Self.chunkFrames)
-        // Wait for a useful amount of room rather than trickling.
-        guard room >= min(Self.chunkFrames, feed.ring.capacity / feed.channels / 4) else { return false }
+        let seekTo = pendingSeek.exchange(-1, ordering: .acquiring)
+        if seekTo >= 0 {
+            do {
+                try file.seek(toFrame: seekTo)
+                done = false
+            } catch {
+                done = true
+            }
+            // Everything in the ring now is from before the seek.
+            feed.flush()
+            if done { feed.markEnd() }
+        }
+        guard !done else { return seekTo >= 0 }
+        let goal = target.load(ordering: .relaxed)
+        let buffered = feed.bufferedFrames
+        var room = min(feed.writableFrames, Self.chunkFrames)
+        if goal < Int.max {
+            // Live: keep about `goal` frames ahead, read in whole 256-frame steps.
+            guard buffered < goal else { return seekTo >= 0 }
+            room = min(room, (goal - buffered + 255) / 256 * 256)
+        } else {
+            // Offline: wait for a useful amount of room rather than trickling.
+            guard room >= min(Self.chunkFrames, feed.ring.capacity / feed.channels / 4) else { return seekTo >= 0 }
+        }
+        guard room > 0 else { return seekTo >= 0 }
         var n = file.read(into: buffer, frames: room)
         if n == 0 && loop && file.frames > 0 {
             do { try file.seek(toFrame: 0) } catch { done = true; feed.markEnd(); return true }
@@ -132,7 +181,7 @@ final class FileReaderJob: BackgroundJob, @unchecked Sendable {
     }
 
     func isReady(forFrames frames: Int) -> Bool {
-        done || feed.bufferedFrames >= frames
+        done || feed.bufferedFrames >= min(frames, target.load(ordering: .relaxed))
     }
 
     func finish() throws {

@@ -424,6 +424,17 @@ final class ValidationRun {
                 out.append(b)
             }
             return .booleanList(out)
+        case .stringList:
+            guard let list = v.array else { return wrongType() }
+            var out: [String] = []
+            for (i, e) in list.enumerated() {
+                guard let str = e.string, !str.isEmpty else {
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a non-empty string; found \(e.typeName) \(describe(e))")
+                    return nil
+                }
+                out.append(str)
+            }
+            return .stringList(out)
         }
     }
 

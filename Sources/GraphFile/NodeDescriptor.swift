@@ -12,6 +12,7 @@ public enum ParameterType: Sendable, Equatable {
     case path
     case numberList
     case booleanList
+    case stringList
 
     /// How the type reads in messages and in `agraph nodes`.
     public var name: String {
@@ -24,6 +25,7 @@ public enum ParameterType: Sendable, Equatable {
         case .path: "path"
         case .numberList: "array of numbers"
         case .booleanList: "array of booleans"
+        case .stringList: "array of strings"
         }
     }
 }
@@ -35,6 +37,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
     case string(String)
     case numberList([Double])
     case booleanList([Bool])
+    case stringList([String])
 
     public var description: String {
         switch self {
@@ -43,6 +46,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         case .string(let s): "\"\(s)\""
         case .numberList(let l): "[" + l.map { ParameterValue.number($0).description }.joined(separator: ", ") + "]"
         case .booleanList(let l): "[" + l.map(String.init).joined(separator: ", ") + "]"
+        case .stringList(let l): "[" + l.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
         }
     }
 }
@@ -176,6 +180,10 @@ public struct NodeParameters: Sendable {
     }
     public func numberList(_ name: String) -> [Double]? {
         if case .numberList(let v)? = values[name] { return v }
+        return nil
+    }
+    public func stringList(_ name: String) -> [String]? {
+        if case .stringList(let v)? = values[name] { return v }
         return nil
     }
     public func booleanList(_ name: String) -> [Bool]? {

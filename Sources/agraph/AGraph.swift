@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioGraph
+import AudioGraphJACK
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,10 +12,11 @@ struct AGraph: ParsableCommand {
         abstract: "Run, render and check AudioGraph node graphs.",
         discussion: """
             A graph file (JSON, "format": "agraph/1") describes sources, processing and sinks. \
-            `agraph validate` checks it, `agraph render` renders it offline as fast as the machine allows.
+            `agraph validate` checks it, `agraph run` plays it live in a JACK client, \
+            `agraph render` renders it offline as fast as the machine allows.
             """,
         version: "0.1.0",
-        subcommands: [Render.self, Validate.self, Nodes.self, Dot.self, Schema.self]
+        subcommands: [Run.self, Render.self, Validate.self, Nodes.self, Dot.self, Schema.self]
     )
 }
 
@@ -25,21 +27,29 @@ func printError(_ line: String) {
     writeStderr(text)
 }
 
+/// Writes `text` to stdout unbuffered (command replies in `agraph run`).
+func writeStdout(_ text: String) { writeFD(STDOUT_FILENO, text) }
+
 /// Writes `text` to stderr unbuffered. [any thread but the audio thread]
-func writeStderr(_ text: String) {
+func writeStderr(_ text: String) { writeFD(STDERR_FILENO, text) }
+
+func writeFD(_ fd: Int32, _ text: String) {
     let bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
-        let n = bytes.withUnsafeBytes { buf in buf.baseAddress.map { write(STDERR_FILENO, $0 + offset, buf.count - offset) } ?? 0 }
+        let n = bytes.withUnsafeBytes { buf in buf.baseAddress.map { write(fd, $0 + offset, buf.count - offset) } ?? 0 }
         if n <= 0 { if errno == EINTR { continue }; return }
         offset += n
     }
 }
 
-/// Validates `path` with the built-in registry; prints diagnostics; throws
-/// `ExitCode.failure` when it is invalid.
-func loadGraph(_ path: String) throws -> ValidatedGraph {
-    switch GraphValidator(registry: .builtIn).validate(file: path) {
+/// Every node type the command line knows: built-in and JACK.
+func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry { .withJACK(binder) }
+
+/// Validates `path`; prints diagnostics; throws `ExitCode.failure` when it
+/// is invalid.
+func loadGraph(_ path: String, registry: NodeRegistry = standardRegistry()) throws -> ValidatedGraph {
+    switch GraphValidator(registry: registry).validate(file: path) {
     case .success(let g):
         for w in g.warnings { printError(w.description) }
         return g
@@ -62,7 +72,7 @@ struct Validate: ParsableCommand {
     func run() throws {
         var failed = 0
         for path in graphs {
-            switch GraphValidator(registry: .builtIn).validate(file: path) {
+            switch GraphValidator(registry: standardRegistry()).validate(file: path) {
             case .success(let g):
                 for w in g.warnings { printError(w.description) }
                 if !quiet { print("\(path): ok (\(g.nodes.count) nodes, \(Int(g.sampleRate)) Hz)") }
@@ -85,7 +95,7 @@ struct Nodes: ParsableCommand {
     @Argument(help: "A node type to describe.") var type: String?
 
     func run() throws {
-        let registry = NodeRegistry.builtIn
+        let registry = standardRegistry()
         guard let type else {
             print(Describe.nodeList(registry), terminator: "")
             return
@@ -115,6 +125,6 @@ struct Schema: ParsableCommand {
         abstract: "Print the JSON Schema of the graph format (docs/graph.schema.json).")
 
     func run() throws {
-        print(GraphSchema.make(registry: .builtIn).rendered())
+        print(GraphSchema.make(registry: standardRegistry()).rendered())
     }
 }

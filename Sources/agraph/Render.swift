@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioGraph
+import AudioGraphJACK
 import Synchronization
 #if canImport(Glibc)
 import Glibc

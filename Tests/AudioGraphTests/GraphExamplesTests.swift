@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioGraphJACK
 import Foundation
 import TestSupport
 import XCTest
@@ -89,7 +90,7 @@ final class GraphExamplesTests: XCTestCase {
     }
 
     func testInvalidGraphsReportTheirMistake() throws {
-        let validator = GraphValidator(registry: .builtIn)
+        let validator = GraphValidator(registry: .withJACK())
         for url in try Self.jsonFiles(in: Self.invalidDir) {
             let name = url.lastPathComponent
             guard let expected = Self.expectations[name] else { continue }  // reported by the test above
@@ -144,7 +145,7 @@ final class GraphExamplesTests: XCTestCase {
             let bytes = try [UInt8](Data(contentsOf: url))
             let json = try JSONParser.parse(bytes)
             XCTAssertFalse(json["description"]?.string?.isEmpty ?? true, "\(name) needs a \"description\"")
-            switch GraphValidator(registry: .builtIn).validate(file: url.path) {
+            switch GraphValidator(registry: .withJACK()).validate(file: url.path) {
             case .failure(let errors):
                 XCTFail("\(name) does not validate:\n\(errors)")
             case .success(let g):
@@ -155,7 +156,7 @@ final class GraphExamplesTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(typesUsed, Set(NodeRegistry.builtIn.typeIDs), "every built-in node type has an example")
+        XCTAssertEqual(typesUsed, Set(NodeRegistry.withJACK().typeIDs), "every node type has an example")
         guard case .choice(let allWaveforms)? = NodeRegistry.builtIn["test-tone"]?.descriptor.parameter(named: "waveform")?.type else {
             return XCTFail("test-tone has no \"waveform\" choice")
         }
@@ -178,7 +179,7 @@ final class GraphExamplesTests: XCTestCase {
             let name = url.lastPathComponent
             let bytes = try [UInt8](Data(contentsOf: url))
             let g: ValidatedGraph
-            switch GraphValidator(registry: .builtIn).validate(bytes: bytes, file: name, directory: graphs.path) {
+            switch GraphValidator(registry: .withJACK()).validate(bytes: bytes, file: name, directory: graphs.path) {
             case .failure(let errors):
                 XCTFail("\(name) does not validate in \(graphs.path):\n\(errors)")
                 continue
@@ -213,7 +214,7 @@ final class GraphExamplesTests: XCTestCase {
 
     func testPublishedSchemaIsUpToDate() throws {
         let url = Self.repoRoot.appendingPathComponent("docs/graph.schema.json")
-        let expected = GraphSchema.make(registry: .builtIn).rendered() + "\n"
+        let expected = GraphSchema.make(registry: .withJACK()).rendered() + "\n"
         let published = try? String(contentsOf: url, encoding: .utf8)
         XCTAssertTrue(published == expected,
                       "docs/graph.schema.json is missing or out of date; regenerate it with: swift build && .build/debug/agraph schema > docs/graph.schema.json")
@@ -237,7 +238,7 @@ final class GraphExamplesTests: XCTestCase {
               ]
             }
             """
-        let result = GraphValidator(registry: .builtIn).validate(bytes: Array(text.utf8), file: "three.json", directory: "/tmp")
+        let result = GraphValidator(registry: .withJACK()).validate(bytes: Array(text.utf8), file: "three.json", directory: "/tmp")
         guard case .failure(let errors) = result else { return XCTFail("validated") }
         XCTAssertEqual(errors.errors.map(\.pointer.description),
                        ["/format", "/nodes/0/params/frequncy", "/nodes/1/params/gain"], "\(errors)")

@@ -153,7 +153,7 @@ final class CLITests: XCTestCase {
         let run = try agraph("nodes")
         XCTAssertEqual(run.status, 0, run.stderr)
         let listed = run.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
-        XCTAssertEqual(listed, ["test-tone", "file", "gain", "mixer", "format-tag", "file-out", "null"], run.stdout)
+        XCTAssertEqual(listed, ["test-tone", "file", "gain", "mixer", "format-tag", "file-out", "null", "jack-in", "jack-out"], run.stdout)
         XCTAssertTrue(run.stdout.contains("source") && run.stdout.contains("processor") && run.stdout.contains("sink"))
     }
 

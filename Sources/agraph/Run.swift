@@ -1,0 +1,242 @@
+import ArgumentParser
+import AudioGraph
+import AudioGraphJACK
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play a graph live inside a JACK client.",
+        discussion: """
+            Joins the running JACK server, or starts an embedded one (jackd --no-realtime -d dummy) when \
+            none runs, and stops it on exit. The graph is validated before anything touches JACK.
+
+            Commands on stdin: set NODE.PARAM VALUE, get NODE.PARAM, seek [NODE] SECONDS, pause, play, \
+            status, quit, help. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
+            Exits 0 at the end of the graph's streams, at --duration, on quit or Ctrl-C; \
+            1 when the JACK server shuts down (unless --reconnect brings it back).
+            """)
+
+    @Argument(help: "Graph file.") var graph: String
+
+    @Option(help: "JACK client name (default: the graph's name).")
+    var clientName: String?
+
+    @Option(help: "auto: join a running server or start an embedded one; external: join only; embedded: always start one.")
+    var server: RunningGraph.ServerMode = .auto
+
+    @Option(help: "Name of the JACK server (jackd -n NAME); default: the default server.")
+    var serverName: String?
+
+    @Option(help: "Driver of an embedded server: dummy (no sound card) or alsa.")
+    var driver = "dummy"
+
+    @Option(help: "Period of an embedded server, in frames.")
+    var period = 256
+
+    @Option(name: .shortAndLong, help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Flag(help: "When the server shuts down, wait for it to come back (with backoff) and carry on.")
+    var reconnect = false
+
+    @Flag(help: "No status line.")
+    var quiet = false
+
+    func validate() throws {
+        if let d = duration, !(d > 0 && d.isFinite) { throw ValidationError("--duration must be a positive number of seconds") }
+        if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
+    }
+
+    func run() throws {
+        let binder = JACKPortBinder()
+        let g = try loadGraph(graph, registry: standardRegistry(binder))
+        var options = RunningGraph.Options()
+        options.clientName = clientName
+        options.server = server
+        options.serverName = serverName
+        options.driver = driver
+        options.period = period
+        let live: RunningGraph
+        do {
+            live = try RunningGraph(graph: g, binder: binder, options: options)
+        } catch {
+            printError("agraph: \(error)")
+            throw ExitCode.failure
+        }
+        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        signal(SIGPIPE, SIG_IGN)
+
+        let where_ = live.server != nil
+            ? "an embedded JACK server (\(driver), \(period) frames)" : "JACK server \(serverName ?? "default")"
+        printError("agraph: running '\(g.name)' on \(where_) as client '\(live.client.name)'; ports: "
+                   + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
+
+        let console = Console(live: live, quiet: quiet)
+        let endless = !g.endlessSources.isEmpty
+        let started = monotonicSeconds()
+        var exitCode: Int32 = 0
+        loop: while true {
+            console.pollCommands(timeout: 0.05)
+            if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
+            if let reason = live.shutdownReason {
+                console.clearLine()
+                printError("agraph: the JACK server shut down\(reason.isEmpty ? "" : ": \(reason)")")
+                if reconnect {
+                    printError("agraph: waiting for a JACK server to come back…")
+                    if live.reconnect(timeout: 3600) {
+                        printError("agraph: running again as client '\(live.client.name)'")
+                        continue
+                    }
+                }
+                exitCode = 1
+                break
+            }
+            if !endless && live.engine.isFinished {
+                console.clearLine()
+                printError("agraph: end of stream")
+                break
+            }
+            if let d = duration, monotonicSeconds() - started >= d { break }
+            console.showStatus()
+        }
+        console.clearLine()
+        let status = live.status()
+        let errors = live.stop()
+        for e in errors { printError("agraph: \(e)") }
+        if !quiet {
+            printError("agraph: stopped at \(format(status.seconds, 2)) s; xruns \(status.xruns), underruns \(status.underruns)")
+        }
+        if !errors.isEmpty { exitCode = 1 }
+        if exitCode != 0 { throw ExitCode(exitCode) }
+    }
+}
+
+extension RunningGraph.ServerMode: ExpressibleByArgument {}
+
+/// The interactive side of `agraph run`: stdin commands and the status line.
+/// [main-thread]
+final class Console {
+    let live: RunningGraph
+    let quiet: Bool
+    let isTerminal = isatty(STDERR_FILENO) == 1
+    var stdinOpen = true
+    var pending = [UInt8]()
+    var quitRequested = false
+    var lastStatus = 0.0
+    var statusShown = false
+
+    init(live: RunningGraph, quiet: Bool) {
+        self.live = live
+        self.quiet = quiet
+    }
+
+    /// Waits up to `timeout` for input on stdin and runs whole lines.
+    func pollCommands(timeout: Double) {
+        guard stdinOpen else {
+            usleep(UInt32(timeout * 1e6))
+            return
+        }
+        var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = read(STDIN_FILENO, &buffer, buffer.count)
+        if n <= 0 {
+            stdinOpen = false
+            return
+        }
+        pending += buffer[0..<n]
+        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = String(decoding: pending[..<newline], as: UTF8.self)
+            pending.removeSubrange(...newline)
+            execute(line.trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    func reply(_ text: String) {
+        clearLine()
+        writeStdout(text + "\n")
+    }
+
+    func fail(_ text: String) {
+        clearLine()
+        printError("error: \(text)")
+    }
+
+    func execute(_ line: String) {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let command = words.first else { return }
+        switch (command, words.count) {
+        case ("set", 3):
+            guard let value = Self.number(words[2]) else { return fail("'\(words[2])' is not a number (or true/false)") }
+            do {
+                try live.set(words[1], value)
+                reply("\(words[1]) = \(words[2])")
+            } catch { fail("\(error)") }
+        case ("get", 2):
+            do { reply("\(words[1]) = \(ParameterValue.number(try live.value(words[1])))") } catch { fail("\(error)") }
+        case ("seek", 2), ("seek", 3):
+            guard let seconds = Double(words[words.count - 1]), seconds >= 0 else {
+                return fail("seek takes a position in seconds: seek [NODE] SECONDS")
+            }
+            do {
+                try live.seek(node: words.count == 3 ? words[1] : nil, seconds: seconds)
+                reply("seek \(words.count == 3 ? words[1] + " " : "")\(seconds) s")
+            } catch { fail("\(error)") }
+        case ("pause", 1): live.pause(); reply("paused")
+        case ("play", 1): live.play(); reply("playing")
+        case ("status", 1): reply(statusText(live.status()))
+        case ("quit", 1), ("exit", 1): quitRequested = true
+        case ("help", _):
+            reply("""
+                set NODE.PARAM VALUE   change a live parameter (e.g. set mix.gains[1] -6; set g.mute true)
+                get NODE.PARAM         show a parameter's value
+                seek [NODE] SECONDS    move a file source (or every seekable source)
+                pause | play           hold the sources and output silence | go on
+                status                 position, peak levels, xruns, underruns, DSP load
+                quit                   stop cleanly (so does Ctrl-C)
+                """)
+        default:
+            fail("unknown command '\(line)'; type 'help'")
+        }
+    }
+
+    static func number(_ word: String) -> Double? {
+        switch word.lowercased() {
+        case "true", "on", "yes": 1
+        case "false", "off", "no": 0
+        default: Double(word)
+        }
+    }
+
+    func statusText(_ s: RunningGraph.Status) -> String {
+        let peaks = s.peaks.map { "\($0.port) \($0.dBFS.isFinite ? format($0.dBFS, 1) : "-inf")" }.joined(separator: "  ")
+        return "\(format(s.seconds, 1)) s  \(peaks)  xruns \(s.xruns)  underruns \(s.underruns)  DSP \(format(s.cpuLoad, 1)) %"
+            + (s.paused ? "  [paused]" : "") + (s.finished ? "  [ended]" : "")
+    }
+
+    /// A status line a few times a second on a terminal, every 2 s otherwise.
+    func showStatus() {
+        guard !quiet else { return }
+        let now = monotonicSeconds()
+        guard now - lastStatus >= (isTerminal ? 0.25 : 2) else { return }
+        lastStatus = now
+        let text = statusText(live.status())
+        if isTerminal {
+            writeStderr("\r\u{1B}[K" + text)
+            statusShown = true
+        } else {
+            writeStderr("status: " + text + "\n")
+        }
+    }
+
+    func clearLine() {
+        if statusShown {
+            writeStderr("\r\u{1B}[K")
+            statusShown = false
+        }
+    }
+}
