@@ -84,6 +84,8 @@ let package = Package(
             name: "agraph-bench",
             dependencies: [
                 "AudioGraph",
+                "AudioGraphJACK",
+                "CJack",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/agraph-bench"
@@ -96,7 +98,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["AudioGraph", "CMallocCounter", "CSndFile"],
+            dependencies: ["AudioGraph", "CMallocCounter", "CSndFile", "CJack", "CJackShim"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -113,6 +115,11 @@ let package = Package(
             name: "AudioGraphTests",
             dependencies: ["AudioGraph", "AudioGraphJACK", "TestSupport", "CSndFile"],
             path: "Tests/AudioGraphTests"
+        ),
+        .testTarget(
+            name: "LiveJACKTests",
+            dependencies: ["AudioGraphJACK", "TestSupport", "CJack", "CJackShim", "CMallocCounter"],
+            path: "Tests/LiveJACKTests"
         ),
         .testTarget(
             name: "CLITests",
