@@ -66,8 +66,7 @@ public final class BusPool: @unchecked Sendable {
     public init(channelCounts: [Int], capacity: Int) {
         self.capacity = capacity
         let total = max(channelCounts.reduce(0, +) * capacity, 1)
-        samples = .allocate(capacity: total)
-        samples.initialize(repeating: 0, count: total)
+        samples = .allocateZeroed(total)
         states = .allocate(capacity: max(channelCounts.count, 1))
         states.initialize(repeating: BusState(), count: max(channelCounts.count, 1))
         var offset = 0

@@ -32,8 +32,7 @@ public final class FeedRing: @unchecked Sendable {
         self.channels = channels
         ring = SPSCRing(minimumCapacity: capacityFrames * channels)
         scratchFrames = maxFrames
-        scratch = .allocate(capacity: maxFrames * channels)
-        scratch.initialize(repeating: 0, count: maxFrames * channels)
+        scratch = .allocateZeroed(maxFrames * channels)
     }
 
     deinit { scratch.deallocate() }
@@ -129,8 +128,7 @@ public final class DrainRing: @unchecked Sendable {
         self.channels = channels
         ring = SPSCRing(minimumCapacity: capacityFrames * channels)
         scratchFrames = maxFrames
-        scratch = .allocate(capacity: maxFrames * channels)
-        scratch.initialize(repeating: 0, count: maxFrames * channels)
+        scratch = .allocateZeroed(maxFrames * channels)
     }
 
     deinit { scratch.deallocate() }
@@ -179,4 +177,13 @@ public final class DrainRing: @unchecked Sendable {
 
     /// The producer saw the end of its stream. [any thread]
     public var isEnded: Bool { ended.load(ordering: .acquiring) }
+}
+
+extension UnsafeMutablePointer where Pointee == Float {
+    /// `count` samples of silence; the caller deallocates. [main-thread]
+    static func allocateZeroed(_ count: Int) -> UnsafeMutablePointer<Float> {
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(count, 1))
+        p.initialize(repeating: 0, count: max(count, 1))
+        return p
+    }
 }

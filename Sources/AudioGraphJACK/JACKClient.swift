@@ -75,7 +75,12 @@ public final class JACKClient: @unchecked Sendable {
     public func ports(pattern: String? = nil, isInput: Bool? = nil) -> [String] {
         var flags: UInt = 0
         if let isInput { flags = UInt(isInput ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue) }
-        guard let list = jack_get_ports(handle, pattern, JACK_DEFAULT_AUDIO_TYPE, flags) else { return [] }
+        return Self.takeNames(jack_get_ports(handle, pattern, JACK_DEFAULT_AUDIO_TYPE, flags))
+    }
+
+    /// The strings of a NULL-terminated list libjack allocated; frees it.
+    private static func takeNames(_ list: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
+        guard let list else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
         var out: [String] = []
         var i = 0
@@ -95,15 +100,7 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Ports connected to `port` (full names).
     public func connections(of port: OpaquePointer) -> [String] {
-        guard let list = jack_port_get_all_connections(handle, port) else { return [] }
-        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
-        var out: [String] = []
-        var i = 0
-        while let p = list[i] {
-            out.append(String(cString: p))
-            i += 1
-        }
-        return out
+        Self.takeNames(jack_port_get_all_connections(handle, port))
     }
 
     /// Sets a metadata property on a port (e.g. its pretty name).

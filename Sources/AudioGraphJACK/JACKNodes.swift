@@ -49,6 +49,19 @@ public final class JACKPortBinder: @unchecked Sendable {
         return first
     }
 
+    /// Reserves one port per channel of `format` for node `c`, named by its
+    /// `ports` parameter or after the layout; returns the first slot. [main-thread]
+    func requestPorts(for c: InstanceContext, format: StreamFormat, isInput: Bool) throws -> Int {
+        let names = c.parameters.stringList("ports")
+            ?? defaultPortNames(prefix: isInput ? "in" : "out", channels: format.channels, layout: format.layout)
+        let labels = format.layout.channelLabels(count: format.channels)
+        return try request(names.enumerated().map { i, n in
+            Port(nodeID: c.nodeID, name: n, isInput: isInput, layout: format.layout, channel: i,
+                 connect: c.parameters.stringList("connect") ?? [],
+                 prettyName: "\(format.layout) \(i < labels.count ? labels[i] : String(i + 1))")
+        })
+    }
+
     /// Peak level of port `slot` since the last call, and resets it. [any thread]
     public func takePeak(_ slot: Int) -> Float { peaks[slot].take() }
 }
@@ -122,14 +135,7 @@ public struct JACKOutType: NodeType {
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
         guard let format = c.inputFormats.first else { throw EngineError(nodeID: c.nodeID, "no input") }
-        let names = c.parameters.stringList("ports")
-            ?? defaultPortNames(prefix: "out", channels: format.channels, layout: format.layout)
-        let labels = format.layout.channelLabels(count: format.channels)
-        let first = try binder.request(names.enumerated().map { i, n in
-            .init(nodeID: c.nodeID, name: n, isInput: false, layout: format.layout, channel: i,
-                  connect: c.parameters.stringList("connect") ?? [],
-                  prettyName: "\(format.layout) \(i < labels.count ? labels[i] : String(i + 1))")
-        })
+        let first = try binder.requestPorts(for: c, format: format, isInput: false)
         return JACKOutNode(binder: binder, firstSlot: first, channels: format.channels)
     }
 }
@@ -208,13 +214,7 @@ public struct JACKInType: NodeType {
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
         guard let f = c.outputFormat else { throw EngineError(nodeID: c.nodeID, "no format") }
-        let names = c.parameters.stringList("ports") ?? defaultPortNames(prefix: "in", channels: f.channels, layout: f.layout)
-        let labels = f.layout.channelLabels(count: f.channels)
-        let first = try binder.request(names.enumerated().map { i, n in
-            .init(nodeID: c.nodeID, name: n, isInput: true, layout: f.layout, channel: i,
-                  connect: c.parameters.stringList("connect") ?? [],
-                  prettyName: "\(f.layout) \(i < labels.count ? labels[i] : String(i + 1))")
-        })
+        let first = try binder.requestPorts(for: c, format: f, isInput: true)
         return JACKInNode(binder: binder, firstSlot: first)
     }
 }
