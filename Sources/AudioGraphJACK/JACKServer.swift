@@ -60,7 +60,7 @@ public final class JACKServer: @unchecked Sendable {
 
     static func findExecutable(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
+        for dir in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin"] {
             let candidate = "\(dir)/\(name)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }

@@ -190,7 +190,11 @@ public final class RunningGraph: @unchecked Sendable {
         cycle.bind(ports: registered)
         let context = Unmanaged.passUnretained(cycle).toOpaque()
         let h = client.handle
-        if let initCallback = options.threadInit { jack_set_thread_init_callback(h, initCallback, nil) }
+        if options.threadInit != nil {
+            cycle.threadInit = options.threadInit
+            cycle.clientHandle = h
+            jack_set_thread_init_callback(h, threadInitCallback, context)
+        }
         jack_set_process_callback(h, processCallback, context)
         jack_set_buffer_size_callback(h, bufferSizeCallback, context)
         jack_set_xrun_callback(h, xrunCallback, context)
@@ -201,6 +205,10 @@ public final class RunningGraph: @unchecked Sendable {
         // Fill the rings before the first cycle so it does not underrun.
         engine.worker.start()
         engine.worker.waitUntilReady(frames: client.bufferSize)
+        // Hold the graph (silence, sources still) until its ports are
+        // connected, so that the first frames are heard, not lost.
+        let wasPaused = cycle.paused.exchange(true, ordering: .relaxed)
+        defer { cycle.paused.store(wasPaused, ordering: .relaxed) }
         try client.activate()
         try connectPorts()
         lastConnections = currentConnections()
@@ -490,6 +498,10 @@ final class ProcessCycle: @unchecked Sendable {
     let oversizedCycles = Atomic<Int>(0)
     let connectionEpoch = Atomic<Int>(0)
     let serverGone = Atomic<Bool>(false)
+    /// `Options.threadInit`, and the client whose process thread runs it.
+    /// [set before activation]
+    var threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    var clientHandle: OpaquePointer?
     /// The reason JACK gave, copied without allocating.
     private let reasonBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
     let measure: Bool
@@ -577,6 +589,14 @@ private func cycle(_ arg: UnsafeMutableRawPointer?) -> ProcessCycle? {
 private let processCallback: JackProcessCallback = { frames, arg in
     cycle(arg)?.run(frames)
     return 0
+}
+
+/// [every thread libjack starts for the client: JACK2 calls the thread-init
+/// callback on its notification threads too] Forwards to
+/// `Options.threadInit` on the process thread only.
+private let threadInitCallback: JackThreadInitCallback = { arg in
+    guard let c = cycle(arg), let handle = c.clientHandle, let user = c.threadInit else { return }
+    if pthread_equal(pthread_self(), jack_client_thread_id(handle)) != 0 { user(nil) }
 }
 
 /// [a JACK thread] Buffers were sized for `maxFrames`: only note the size.

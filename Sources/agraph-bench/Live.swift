@@ -1,0 +1,751 @@
+// agraph-bench live: AudioGraph inside a JACK client on a dummy jackd,
+// against a plain in-process JACK client and (when installed) ecasound and
+// GStreamer. See docs/performance.md, "Live (JACK)".
+import ArgumentParser
+import AudioGraph
+import AudioGraphJACK
+import CJack
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Live: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "N sines → mixer → jack-out on a dummy jackd per period; CPU per cycle, callback time, DSP load, xruns.",
+        discussion: """
+            For each period a dummy jackd of its own is started (jackd -n agraph-bench-<pid>-<period> \
+            --no-realtime -d dummy -r 48000 -p P). Each configuration runs alone on it, warms up, then is \
+            measured over --seconds. Callback: the process callback's own duration, from CLOCK_MONOTONIC \
+            read inside it. Process CPU: the client process's CPU time (all threads, /proc/PID/task/*/schedstat, \
+            cross-checked with /proc/PID/stat utime+stime in clock ticks) divided by the cycles in the \
+            window (seconds × 48000 / period). JACK thread: the CPU of the client's JACK process thread \
+            alone (wake-up + callback). jackd: the server's own CPU per cycle, for context. DSP: jack_cpu_load \
+            sampled each second, averaged. ecasound and gst-launch-1.0 run when installed.
+            """)
+
+    @Option(help: "Seconds measured per configuration (after warm-up).") var seconds: Double = 20
+    @Option(help: "Periods in frames, comma-separated.") var periods: String = "64,128"
+    @Option(help: "Source counts for AudioGraph, comma-separated.") var sources: String = "1,8,32"
+    @Option(help: "Warm-up seconds before each measurement.") var warmup: Double = 1
+    @Option(help: "RunningGraph.Options.maxFrames (buses are sized for it); default: RunningGraph's own (8192), as agraph run.")
+    var maxFrames: Int?
+    @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
+    @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
+
+    static let sampleRate = 48000
+
+    func parsedList(_ s: String, _ what: String, _ range: ClosedRange<Int>) throws -> [Int] {
+        let xs = s.split(separator: ",").map { Int($0.trimmingCharacters()) }
+        guard !xs.isEmpty, xs.allSatisfy({ $0 != nil && range.contains($0!) }) else {
+            throw ValidationError("--\(what) must be comma-separated integers in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return xs.map { $0! }
+    }
+
+    func validate() throws {
+        if !(seconds >= 1 && seconds <= 3600) { throw ValidationError("--seconds must be in [1, 3600]") }
+        if !(warmup >= 0 && warmup <= 60) { throw ValidationError("--warmup must be in [0, 60]") }
+        _ = try parsedList(periods, "periods", 16...8192)
+        _ = try parsedList(sources, "sources", 1...64)
+    }
+
+    func run() throws {
+        let periodList = try parsedList(periods, "periods", 16...8192)
+        let sourceList = try parsedList(sources, "sources", 1...64)
+        let dir = try makeTempDirectory()
+        defer { removeTree(dir) }
+        let ecasound = noExternal ? nil : findOnPath("ecasound")
+        let gst = noExternal ? nil : findOnPath("gst-launch-1.0")
+        let gstHasJack = gst != nil && gstElementExists("jackaudiosink")
+        let gstHasMixer = gst != nil && gstElementExists("audiomixer")
+
+        print("agraph-bench live: N sines → mixer → jack-out, dummy jackd at \(Self.sampleRate / 1000) kHz, "
+              + "\(fmt(seconds, 0)) s per row after \(fmt(warmup, 1)) s warm-up")
+        print("machine: \(machineDescription()); jackd \(jackdVersion())")
+        print("clock ticks: \(sysconf(Int32(_SC_CLK_TCK))) Hz (for /proc/PID/stat); schedstat: ns")
+        print("")
+
+        var summary: [(period: Int, rows: [LiveRow])] = []
+        for period in periodList {
+            let name = "agraph-bench-\(getpid())-\(period)"
+            let server: JACKServer
+            do {
+                server = try JACKServer(name: name, driver: "dummy", sampleRate: Self.sampleRate, period: period)
+            } catch {
+                print("period \(period): cannot start jackd: \(error)")
+                throw ExitCode.failure
+            }
+            let jackdPID = server.process.processIdentifier
+            defer { server.stop() }
+            let observer: Observer
+            do { observer = try Observer(server: name) } catch {
+                print("period \(period): cannot open the observer client: \(error)")
+                throw ExitCode.failure
+            }
+            defer { observer.close() }
+            usleep(300_000)
+            let window = Window(seconds: seconds, warmup: warmup, period: period, jackdPID: jackdPID)
+            var rows: [LiveRow] = []
+
+            print("period \(period) frames (\(fmt(Double(period) / Double(Self.sampleRate) * 1000, 2)) ms), "
+                  + "jackd pid \(jackdPID), server '\(name)'")
+
+            if !noBaseline {
+                rows.append(window.measureIdle(observer: observer))
+                progress(rows.last!)
+            }
+            for n in sourceList {
+                rows.append(runAudioGraph(sources: n, server: name, window: window))
+                progress(rows.last!)
+            }
+            rows.append(runPlain(server: name, window: window, observer: observer))
+            progress(rows.last!)
+
+            let ecaName = "ecasound (8 × tone,sine → jack)"
+            if let ecasound {
+                var args = ["-q", "-G:jack,ecasound-bench,notransport", "-f:f32_le,2,\(Self.sampleRate)"]
+                for (i, f) in Job.frequencies.enumerated() {
+                    args += ["-a:\(i + 1)", "-i:tone,sine,\(f),0", "-ea:12.5"]
+                }
+                args += ["-a:" + (1...Job.frequencies.count).map(String.init).joined(separator: ","), "-o:jack"]
+                rows.append(window.measureExternal(name: ecaName, path: ecasound, args: args, server: name,
+                                                   clientPrefix: "ecasound-bench", observer: observer, dir: dir))
+            } else {
+                rows.append(LiveRow(name: ecaName, note: "not installed"))
+            }
+            progress(rows.last!)
+
+            let gstName = "GStreamer (8 × audiotestsrc → audiomixer → jackaudiosink)"
+            if let gst, gstHasJack, gstHasMixer {
+                var args = ["-q", "audiomixer", "name=m", "!", "audioconvert", "!",
+                            "jackaudiosink", "connect=none", "server=\(name)", "client-name=gst-bench"]
+                for f in Job.frequencies {
+                    args += ["audiotestsrc", "wave=sine", "freq=\(f)", "volume=0.125", "!",
+                             "audio/x-raw,format=F32LE,channels=2,rate=\(Self.sampleRate)", "!", "m."]
+                }
+                rows.append(window.measureExternal(name: gstName, path: gst, args: args, server: name,
+                                                   clientPrefix: "gst-bench", observer: observer, dir: dir))
+            } else if gst != nil {
+                rows.append(LiveRow(name: gstName, note: "gst-launch-1.0 installed, but not "
+                                    + [gstHasJack ? nil : "jackaudiosink", gstHasMixer ? nil : "audiomixer"]
+                                        .compactMap { $0 }.joined(separator: ", ")
+                                    + " (gstreamer1.0-plugins-good / -base)"))
+            } else {
+                rows.append(LiveRow(name: gstName, note: "not installed"))
+            }
+            progress(rows.last!)
+
+            print("")
+            printLiveTable(period: period, rows: rows, window: window)
+            print("")
+            summary.append((period, rows))
+        }
+
+        // engine.render alone, offline, at the same block sizes: the graph's
+        // own cost without JACK, as a proxy for where callback time goes.
+        print("engine.render alone (offline, same graphs, jack-out unbound so it copies nothing), best mean per block over 10 000 blocks, hot caches:")
+        let liveMax = maxFrames ?? RunningGraph.Options().maxFrames
+        for period in periodList {
+            for mf in Set([period, liveMax]).sorted() {
+                var parts: [String] = []
+                for n in sourceList {
+                    if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf) {
+                        parts.append("\(n) source\(n == 1 ? "" : "s") \(fmt(ns / 1000, 2)) µs")
+                    } else {
+                        parts.append("\(n): failed")
+                    }
+                }
+                print("  block \(period), buses sized for \(mf) frames\(mf == liveMax ? " (as live)" : ""): " + parts.joined(separator: ", "))
+                parts = []
+                for n in sourceList {
+                    if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf, cold: true) {
+                        parts.append("\(n) source\(n == 1 ? "" : "s") \(fmt(ns / 1000, 2)) µs")
+                    }
+                }
+                print("    same, cold caches (8 MB written before each block; median): " + parts.joined(separator: ", "))
+            }
+        }
+
+        // Targets: process CPU per cycle at period 128.
+        print("")
+        if let p128 = summary.first(where: { $0.period == 128 }) {
+            for (n, target) in [(8, 15.0), (32, 25.0)] {
+                guard let row = p128.rows.first(where: { $0.name == audioGraphRowName(n) }), let cpu = row.processCPU else { continue }
+                print("target, period 128, \(n) sources: process CPU \(fmt(cpu, 1)) µs/cycle, aim ≤ \(fmt(target, 0)) µs: "
+                      + (cpu <= target ? "met" : "NOT met"))
+            }
+        }
+        let failed = summary.flatMap(\.rows).filter { $0.note.hasPrefix("FAILED") }
+        if !failed.isEmpty { throw ExitCode.failure }
+    }
+
+    func progress(_ row: LiveRow) {
+        let cpu = row.processCPU.map { "\(fmt($0, 1)) µs/cycle" } ?? "-"
+        print("  \(row.name): process CPU \(cpu)\(row.note.isEmpty ? "" : "; \(row.note)")")
+        fflush(nil)
+    }
+
+    func runAudioGraph(sources n: Int, server: String, window: Window) -> LiveRow {
+        let name = audioGraphRowName(n)
+        let binder = JACKPortBinder()
+        let json = liveGraphJSON(sources: n)
+        let graph: ValidatedGraph
+        switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: "/tmp") {
+        case .success(let g): graph = g
+        case .failure(let e): return LiveRow(name: name, note: "FAILED: graph invalid: \(e)")
+        }
+        var options = RunningGraph.Options()
+        options.server = .external
+        options.serverName = server
+        options.clientName = "agraph-bench-\(n)"
+        options.measureCycles = true
+        if let maxFrames { options.maxFrames = maxFrames }
+        options.threadInit = recordJACKThread
+        jackThreadTIDs.reset()
+        let live: RunningGraph
+        do {
+            live = try RunningGraph(graph: graph, binder: binder, options: options)
+        } catch {
+            return LiveRow(name: name, note: "FAILED: \(error)")
+        }
+        defer { live.stop() }
+        var peak = -Double.infinity
+        var row = window.measure(
+            name: name, pid: "self",
+            drain: { _ = live.takeCycleTimes() },
+            collect: { live.takeCycleTimes() },
+            load: {
+                let s = live.status()
+                peak = max(peak, s.peaks.map(\.dBFS).max() ?? -.infinity)
+                return s.cpuLoad
+            },
+            xruns: { live.status().xruns })
+        let s = live.status()
+        if s.serverGone { row.note = "FAILED: server gone" }
+        if s.underruns > 0 { row.note += (row.note.isEmpty ? "" : "; ") + "\(s.underruns) underruns" }
+        if !(peak > -40) {
+            row.note += (row.note.isEmpty ? "" : "; ") + "output peak \(fmt(peak, 1)) dBFS?"
+        }
+        return row
+    }
+
+    func runPlain(server: String, window: Window, observer: Observer) -> LiveRow {
+        let name = "plain client (in-process, Swift)"
+        jackThreadTIDs.reset()
+        let plain: PlainClient
+        do { plain = try PlainClient(server: server, frequencies: Job.frequencies, sampleRate: Double(Self.sampleRate)) } catch {
+            return LiveRow(name: name, note: "FAILED: \(error)")
+        }
+        defer { plain.close() }
+        var row = window.measure(
+            name: name, pid: "self",
+            drain: { _ = plain.takeCycleTimes() },
+            collect: { plain.takeCycleTimes() },
+            load: { plain.client.cpuLoad },
+            xruns: { plain.xruns.load(ordering: .relaxed) })
+        if !(plain.peak > 0.3) { row.note += (row.note.isEmpty ? "" : "; ") + "output peak \(plain.peak)?" }
+        return row
+    }
+}
+
+func audioGraphRowName(_ n: Int) -> String { "AudioGraph, \(n) source\(n == 1 ? "" : "s")" }
+
+/// N endless stereo sines at distinct frequencies → N-input mixer → jack-out
+/// (no connections). Each tone at 1/N so the sum peaks at 0 dBFS at most.
+func liveGraphJSON(sources n: Int) -> String {
+    var nodes: [String] = []
+    var links: [String] = []
+    let level = -20 * log10(Double(n))
+    for i in 0..<n {
+        let f = i < Job.frequencies.count ? Job.frequencies[i] : 110 * pow(2, Double(i) / 7)
+        nodes.append(#"{"id": "t\#(i)", "type": "test-tone", "params": {"waveform": "sine", "frequency": \#(fmt(f, 2)), "level": \#(fmt(level, 4)), "channels": 2}}"#)
+        links.append(#"{"from": "t\#(i)", "to": "mix:in\#(i)"}"#)
+    }
+    nodes.append(#"{"id": "mix", "type": "mixer", "params": {"inputs": \#(n)}}"#)
+    nodes.append(#"{"id": "out", "type": "jack-out"}"#)
+    links.append(#"{"from": "mix", "to": "out"}"#)
+    return """
+        {
+          "format": "agraph/1",
+          "name": "bench-live-\(n)",
+          "description": "agraph-bench live: \(n) sines into a mixer into jack-out.",
+          "sampleRate": \(Live.sampleRate),
+          "nodes": [
+            \(nodes.joined(separator: ",\n    "))
+          ],
+          "links": [
+            \(links.joined(separator: ",\n    "))
+          ]
+        }
+
+        """
+}
+
+/// Mean ns of `engine.render(frames: block)` for the live graph, offline.
+func offlineRenderNanos(sources n: Int, block: Int, maxFrames: Int, cold: Bool = false) -> Double? {
+    let binder = JACKPortBinder()
+    guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
+        .validate(bytes: Array(liveGraphJSON(sources: n).utf8), file: "live.json", directory: "/tmp"),
+        let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames) else { return nil }
+    let engine = compiled.engine
+    if cold {
+        // Evict the caches before every block (write 8 MB), time render only.
+        let junkCount = 8 << 20
+        let junk = UnsafeMutablePointer<UInt8>.allocate(capacity: junkCount)
+        defer { junk.deallocate() }
+        junk.initialize(repeating: 0, count: junkCount)
+        var samples: [Double] = []
+        for k in 0..<400 {
+            var j = 0
+            while j < junkCount { junk[j] &+= 1; j += 64 }
+            let t0 = monotonicNanos()
+            engine.render(frames: block)
+            if k >= 20 { samples.append(Double(monotonicNanos() - t0)) }
+        }
+        return Stats(samples).median
+    }
+    for _ in 0..<2000 { engine.render(frames: block) }
+    var best = Double.infinity
+    for _ in 0..<5 {
+        let count = 10_000
+        let t0 = monotonicNanos()
+        for _ in 0..<count { engine.render(frames: block) }
+        best = min(best, Double(monotonicNanos() - t0) / Double(count))
+    }
+    return best
+}
+
+// MARK: - measurement
+
+struct LiveRow {
+    var name: String
+    /// Callback durations in ns (empty: not measurable).
+    var callback: [UInt32] = []
+    var processCPU: Double?      // µs per cycle, schedstat
+    var processCPUStat: Double?  // µs per cycle, /proc/PID/stat ticks
+    var threadCPU: Double?       // µs per cycle, the client's JACK thread
+    var jackdCPU: Double?        // µs per cycle
+    var dspLoad: Double?         // %
+    var xruns: Int?
+    var cycles: Double = 0
+    var seenCycles: Int?
+    /// Per thread of the process: "name(tid)", µs per cycle, largest first.
+    var threads: [(String, Double)] = []
+    var note = ""
+
+    init(name: String, note: String = "") {
+        self.name = name
+        self.note = note
+    }
+}
+
+/// CPU time of a process or thread from /proc.
+struct CPUTime {
+    var ticks: Int64   // utime + stime, clock ticks (/proc/PID/stat)
+    var ns: Int64      // sum of run time over threads (/proc/PID/task/*/schedstat)
+
+    static func - (a: CPUTime, b: CPUTime) -> CPUTime { CPUTime(ticks: a.ticks - b.ticks, ns: a.ns - b.ns) }
+
+    /// A whole process (all threads).
+    static func process(_ pid: String) -> CPUTime? {
+        guard let ticks = statTicks("/proc/\(pid)/stat") else { return nil }
+        var ns: Int64 = 0
+        guard let d = opendir("/proc/\(pid)/task") else { return nil }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let tid = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if tid.first == "." { continue }
+            ns += schedstatNs("/proc/\(pid)/task/\(tid)/schedstat") ?? 0
+        }
+        return CPUTime(ticks: ticks, ns: ns)
+    }
+
+    /// Each thread of a process: tid → (name, run time ns).
+    static func threads(_ pid: String) -> [Int32: (name: String, ns: Int64)] {
+        var out: [Int32: (name: String, ns: Int64)] = [:]
+        guard let d = opendir("/proc/\(pid)/task") else { return out }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let tid = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            guard let t = Int32(tid), let ns = schedstatNs("/proc/\(pid)/task/\(tid)/schedstat") else { continue }
+            let name = (readText("/proc/\(pid)/task/\(tid)/comm") ?? "?").split(separator: "\n").first.map(String.init) ?? "?"
+            out[t] = (name, ns)
+        }
+        return out
+    }
+
+    /// One thread of a process.
+    static func thread(_ pid: String, _ tid: Int32) -> CPUTime? {
+        guard let ticks = statTicks("/proc/\(pid)/task/\(tid)/stat"),
+              let ns = schedstatNs("/proc/\(pid)/task/\(tid)/schedstat") else { return nil }
+        return CPUTime(ticks: ticks, ns: ns)
+    }
+
+    /// utime + stime (fields 14 and 15; the name in field 2 may hold spaces).
+    static func statTicks(_ path: String) -> Int64? {
+        guard let text = readText(path), let paren = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: paren)...].split(separator: " ")
+        guard fields.count > 12, let u = Int64(fields[11]), let s = Int64(fields[12]) else { return nil }
+        return u + s
+    }
+
+    /// First field of schedstat: time spent on the CPU, ns.
+    static func schedstatNs(_ path: String) -> Int64? {
+        readText(path)?.split(separator: " ").first.flatMap { Int64($0) }
+    }
+}
+
+/// Threads JACK ran the thread-init callback on (the process thread among
+/// them), in order; reset before each client.
+let jackThreadTIDs = JACKThreadIDs()
+
+final class JACKThreadIDs: Sendable {
+    private let ids = Mutex<[Int32]>([])
+    func reset() { ids.withLock { $0.removeAll() } }
+    /// [a JACK thread, once at its start: not on the real-time path]
+    func add(_ tid: Int32) { ids.withLock { $0.append(tid) } }
+    var all: [Int32] { ids.withLock { $0 } }
+}
+
+let recordJACKThread: @convention(c) (UnsafeMutableRawPointer?) -> Void = { _ in
+    jackThreadTIDs.add(currentThreadID())
+}
+
+/// This thread's id, from /proc/thread-self → "PID/task/TID" (no gettid in
+/// Swift's Glibc module). Called once per thread, at its start.
+func currentThreadID() -> Int32 {
+    var buf = [CChar](repeating: 0, count: 64)
+    let n = readlink("/proc/thread-self", &buf, buf.count - 1)
+    guard n > 0 else { return 0 }
+    let text = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return text.split(separator: "/").last.flatMap { Int32($0) } ?? 0
+}
+
+struct Window {
+    var seconds: Double
+    var warmup: Double
+    var period: Int
+    var jackdPID: pid_t
+
+    var cyclesPerSecond: Double { Double(Live.sampleRate) / Double(period) }
+
+    /// Warms up, then measures over `seconds`: CPU deltas of `pid` (and of
+    /// the JACK thread when known, and of jackd), callback times, DSP load
+    /// each second, xruns.
+    func measure(name: String, pid: String, callbacks: Bool = true, drain: () -> Void, collect: () -> [UInt32],
+                 load: () -> Double, xruns: () -> Int) -> LiveRow {
+        var row = LiveRow(name: name)
+        usleep(UInt32(warmup * 1e6))
+        drain()
+        let jackTIDs = pid == "self" ? jackThreadTIDs.all : []
+        let x0 = xruns()
+        var times: [UInt32] = []
+        times.reserveCapacity(Int(seconds * cyclesPerSecond * 1.1) + 1024)
+        var loads: [Double] = []
+        _ = load()
+        let jackd0 = CPUTime.process("\(jackdPID)")
+        let threads0 = CPUTime.threads(pid)
+        let cpu0 = CPUTime.process(pid)
+        let t0 = monotonicSeconds()
+        var next = t0 + 1
+        while true {
+            let now = monotonicSeconds()
+            let end = t0 + seconds
+            if now >= end { break }
+            let wake = min(next, end)
+            usleep(UInt32(max(wake - now, 0) * 1e6))
+            if monotonicSeconds() >= next - 0.001 {
+                loads.append(load())
+                times += collect()
+                next += 1
+            }
+        }
+        let cpu1 = CPUTime.process(pid)
+        let threads1 = CPUTime.threads(pid)
+        let jackd1 = CPUTime.process("\(jackdPID)")
+        let t1 = monotonicSeconds()
+        times += collect()
+        let cycles = (t1 - t0) * cyclesPerSecond
+        row.cycles = cycles
+        row.seenCycles = times.count
+        row.callback = times
+        if let a = cpu0, let b = cpu1 { fill(&row.processCPU, &row.processCPUStat, b - a, cycles) }
+        var unused: Double?
+        if let a = jackd0, let b = jackd1 { fill(&row.jackdCPU, &unused, b - a, cycles) }
+        row.dspLoad = loads.isEmpty ? nil : loads.reduce(0, +) / Double(loads.count)
+        row.xruns = xruns() - x0
+        // Name the threads: main, JACK's (thread-init callback), the rest.
+        let myPID = pid == "self" ? Int32(getpid()) : Int32(pid) ?? 0
+        var jackCPU: [Double] = []
+        row.threads = threads1.compactMap { tid, t in
+            guard let before = threads0[tid] else { return nil }
+            let perCycle = Double(t.ns - before.ns) / 1000 / cycles
+            let label: String
+            if tid == myPID { label = "main" }
+            else if jackTIDs.contains(tid) { label = "JACK"; jackCPU.append(perCycle) }
+            else { label = t.name == "agraph-bench" ? "other" : t.name }
+            return ("\(label)(\(tid))", perCycle)
+        }.sorted { $0.1 > $1.1 }
+        // The process thread is the busiest of JACK's threads.
+        row.threadCPU = jackCPU.max()
+        if callbacks, Double(times.count) < cycles * 0.98 || Double(times.count) > cycles * 1.02 {
+            row.note = "\(times.count) callbacks for \(Int(cycles)) expected cycles"
+        }
+        return row
+    }
+
+    private func fill(_ precise: inout Double?, _ ticks: inout Double?, _ d: CPUTime, _ cycles: Double) {
+        precise = Double(d.ns) / 1000 / cycles
+        ticks = Double(d.ticks) / Double(sysconf(Int32(_SC_CLK_TCK))) * 1e6 / cycles
+    }
+
+    /// jackd with only the observer (not activated): the server's own cost.
+    func measureIdle(observer: Observer) -> LiveRow {
+        jackThreadTIDs.reset()
+        var row = measure(name: "jackd alone (no active client)", pid: "self", callbacks: false, drain: {}, collect: { [] },
+                          load: { observer.client.cpuLoad }, xruns: { observer.xruns.load(ordering: .relaxed) })
+        row.note = "process CPU here is the idle bench itself"
+        row.seenCycles = nil
+        return row
+    }
+
+    /// Spawns `path args` with JACK_DEFAULT_SERVER=server, waits until a
+    /// client named `clientPrefix…` has ports, warms up, measures its
+    /// process CPU; xruns and DSP load from the observer client.
+    func measureExternal(name: String, path: String, args: [String], server: String, clientPrefix: String,
+                         observer: Observer, dir: String) -> LiveRow {
+        let log = dir + "/\(clientPrefix).log"
+        guard let pid = spawnBackground(path, args, env: ["JACK_DEFAULT_SERVER=\(server)"], output: log) else {
+            return LiveRow(name: name, note: "FAILED: cannot start \(path)")
+        }
+        defer { terminate(pid) }
+        let deadline = monotonicSeconds() + 10
+        while !observer.client.ports().contains(where: { $0.hasPrefix(clientPrefix) }) {
+            if monotonicSeconds() > deadline || !isAlive(pid) {
+                let text = (readText(log) ?? "").split(separator: "\n").prefix(4).joined(separator: " / ")
+                return LiveRow(name: name, note: "FAILED: no JACK ports from '\(clientPrefix)' (\(isAlive(pid) ? "timeout" : "exited")): \(text)")
+            }
+            usleep(50_000)
+        }
+        jackThreadTIDs.reset()
+        var row = measure(name: name, pid: "\(pid)", callbacks: false, drain: {}, collect: { [] },
+                          load: { observer.client.cpuLoad }, xruns: { observer.xruns.load(ordering: .relaxed) })
+        row.seenCycles = nil
+        if !isAlive(pid) { row.note = "FAILED: exited during the measurement" }
+        row.note += (row.note.isEmpty ? "" : "; ") + "xruns: server-wide, via an inactive observer client"
+        return row
+    }
+}
+
+// MARK: - JACK clients of the bench
+
+/// An inactive client on the server: lists ports, reads the DSP load, counts
+/// xruns (JACK notifies every open client). It takes no part in the cycle.
+final class Observer: @unchecked Sendable {
+    let client: JACKClient
+    let xruns = Atomic<Int>(0)
+
+    init(server: String) throws {
+        client = try JACKClient(name: "agraph-bench-observer", server: server)
+        jack_set_xrun_callback(client.handle, { arg in
+            Unmanaged<Observer>.fromOpaque(arg!).takeUnretainedValue().xruns.add(1, ordering: .relaxed)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func close() { client.close() }
+}
+
+/// A minimal JACK client without AudioGraph: its process callback sums 8
+/// phasor sines (Double, one sample of every oscillator at a time, like a
+/// plain C loop) at 1/8 into two output ports.
+final class PlainClient: @unchecked Sendable {
+    let client: JACKClient
+    private let left: OpaquePointer
+    private let right: OpaquePointer
+    private let count: Int
+    private let re, im, c, s: UnsafeMutablePointer<Double>
+    private let gain: Float
+    private let times = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
+    let xruns = Atomic<Int>(0)
+    private let peakBits = Atomic<UInt32>(0)
+    var peak: Float { Float(bitPattern: peakBits.load(ordering: .relaxed)) }
+    private var closed = false
+
+    init(server: String, frequencies: [Double], sampleRate: Double) throws {
+        client = try JACKClient(name: "agraph-bench-plain", server: server)
+        left = try client.registerPort("out_L", isInput: false)
+        right = try client.registerPort("out_R", isInput: false)
+        count = frequencies.count
+        re = .allocate(capacity: count); im = .allocate(capacity: count)
+        c = .allocate(capacity: count); s = .allocate(capacity: count)
+        for (k, f) in frequencies.enumerated() {
+            let w = 2 * Double.pi * f / sampleRate
+            re[k] = 1; im[k] = 0; c[k] = cos(w); s[k] = sin(w)
+        }
+        gain = Float(1 / Double(count))
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        jack_set_thread_init_callback(client.handle, recordJACKThread, nil)
+        jack_set_process_callback(client.handle, { frames, arg in
+            Unmanaged<PlainClient>.fromOpaque(arg!).takeUnretainedValue().process(frames)
+            return 0
+        }, me)
+        jack_set_xrun_callback(client.handle, { arg in
+            Unmanaged<PlainClient>.fromOpaque(arg!).takeUnretainedValue().xruns.add(1, ordering: .relaxed)
+            return 0
+        }, me)
+        try client.activate()
+    }
+
+    deinit {
+        close()
+        re.deallocate(); im.deallocate(); c.deallocate(); s.deallocate()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        client.deactivate()
+        client.close()
+    }
+
+    /// [audio-thread]
+    func process(_ nframes: UInt32) {
+        let start = monotonicNanos()
+        let n = Int(nframes)
+        guard let l = jack_port_get_buffer(left, nframes)?.assumingMemoryBound(to: Float.self),
+              let r = jack_port_get_buffer(right, nframes)?.assumingMemoryBound(to: Float.self) else { return }
+        var m: Float = 0
+        var i = 0
+        while i < n {
+            var sum = 0.0
+            var k = 0
+            while k < count {
+                let x = re[k], y = im[k]
+                sum += y
+                re[k] = x * c[k] - y * s[k]
+                im[k] = x * s[k] + y * c[k]
+                k += 1
+            }
+            let v = Float(sum) * gain
+            l[i] = v
+            r[i] = v
+            m = max(m, abs(v))
+            i += 1
+        }
+        var k = 0
+        while k < count {
+            let g = (3 - (re[k] * re[k] + im[k] * im[k])) * 0.5
+            re[k] *= g; im[k] *= g
+            k += 1
+        }
+        if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
+        let took = monotonicNanos() &- start
+        _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
+    }
+
+    /// [control-thread]
+    func takeCycleTimes() -> [UInt32] {
+        var out: [UInt32] = []
+        var v: UInt32 = 0
+        while times.pop(into: &v) { out.append(v) }
+        return out
+    }
+}
+
+// MARK: - processes
+
+func spawnBackground(_ path: String, _ args: [String], env extra: [String], output: String) -> pid_t? {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    let keys = Set(extra.compactMap { $0.split(separator: "=").first.map(String.init) })
+    var env: [String] = []
+    var e = environ
+    while let p = e.pointee {
+        let entry = String(cString: p)
+        if let k = entry.split(separator: "=").first, !keys.contains(String(k)) { env.append(entry) }
+        e += 1
+    }
+    let envp: [UnsafeMutablePointer<CChar>?] = (env + extra).map { strdup($0) } + [nil]
+    defer { for a in envp { free(a) } }
+    var pid = pid_t()
+    guard posix_spawn(&pid, path, &actions, nil, argv, envp) == 0 else { return nil }
+    return pid
+}
+
+func isAlive(_ pid: pid_t) -> Bool {
+    var status: Int32 = 0
+    return waitpid(pid, &status, WNOHANG) == 0
+}
+
+/// SIGTERM, then SIGKILL after 3 s; reaps the child.
+func terminate(_ pid: pid_t) {
+    var status: Int32 = 0
+    if waitpid(pid, &status, WNOHANG) != 0 { return }
+    kill(pid, SIGTERM)
+    let deadline = monotonicSeconds() + 3
+    while monotonicSeconds() < deadline {
+        if waitpid(pid, &status, WNOHANG) != 0 { return }
+        usleep(20_000)
+    }
+    kill(pid, SIGKILL)
+    _ = waitpid(pid, &status, 0)
+}
+
+func gstElementExists(_ element: String) -> Bool {
+    guard let inspect = findOnPath("gst-inspect-1.0") else { return false }
+    return spawnAndWait(inspect, ["--exists", element], stdout: "/dev/null", stderr: "/dev/null").0 == 0
+}
+
+func jackdVersion() -> String {
+    guard let jackd = findOnPath("jackd") else { return "not found" }
+    let out = "/tmp/agraph-bench-jackd-version-\(getpid())"
+    defer { unlink(out) }
+    _ = spawnAndWait(jackd, ["--version"], stdout: out, stderr: "/dev/null")
+    let line = (readText(out) ?? "").split(separator: "\n").first.map(String.init) ?? "?"
+    return line.split(separator: " ").dropFirst(2).first.map(String.init) ?? line
+}
+
+// MARK: - table
+
+func percentile(_ sorted: [UInt32], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return .nan }
+    let i = min(sorted.count - 1, max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1))
+    return Double(sorted[i])
+}
+
+func printLiveTable(period: Int, rows: [LiveRow], window: Window) {
+    let nameWidth = max(rows.map(\.name.count).max() ?? 0, 6)
+    func l(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(w - s.count, 0)) }
+    func r(_ s: String, _ w: Int) -> String { String(repeating: " ", count: max(w - s.count, 0)) + s }
+    func us(_ x: Double?) -> String { x.map { $0.isFinite ? fmt($0, 1) : "-" } ?? "-" }
+    let cycles = Int((window.seconds * window.cyclesPerSecond).rounded())
+    print("period \(period) (\(cycles) cycles in \(fmt(window.seconds, 0)) s); times in µs; CPU is per cycle")
+    print(l("", nameWidth) + "  " + r("callback (in-callback clock)", 26) + "  " + r("process CPU", 19)
+          + r("JACK thr", 10) + r("jackd", 8) + r("DSP", 7) + r("xruns", 7))
+    print(l("config", nameWidth) + "  " + r("median", 8) + r("p99", 9) + r("max", 9) + "  "
+          + r("schedstat", 10) + r("stat", 9) + r("CPU", 10) + r("CPU", 8) + r("%", 7) + r("", 7) + "  note")
+    print(String(repeating: "-", count: nameWidth + 2 + 26 + 2 + 19 + 10 + 8 + 7 + 7 + 8))
+    for row in rows {
+        let sorted = row.callback.sorted()
+        let cb = sorted.isEmpty ? r("-", 8) + r("-", 9) + r("-", 9)
+            : r(fmt(percentile(sorted, 50) / 1000, 1), 8) + r(fmt(percentile(sorted, 99) / 1000, 1), 9)
+              + r(fmt(Double(sorted.last!) / 1000, 1), 9)
+        print(l(row.name, nameWidth) + "  " + cb + "  " + r(us(row.processCPU), 10) + r(us(row.processCPUStat), 9)
+              + r(us(row.threadCPU), 10) + r(us(row.jackdCPU), 8) + r(row.dspLoad.map { fmt($0, 1) } ?? "-", 7)
+              + r(row.xruns.map(String.init) ?? "n/a", 7) + (row.note.isEmpty ? "" : "  " + row.note))
+    }
+    print("process CPU by thread (µs per cycle, schedstat; threads under 0.05 left out):")
+    for row in rows where !row.threads.isEmpty {
+        let shown = row.threads.filter { $0.1 >= 0.05 }.map { "\($0.0) \(fmt($0.1, 2))" }
+        print("  \(row.name): " + (shown.isEmpty ? "(all idle)" : shown.joined(separator: ", ")))
+    }
+}
