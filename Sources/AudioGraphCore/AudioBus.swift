@@ -23,13 +23,18 @@ public struct AudioBus: @unchecked Sendable {
     public let channels: Int
     /// Frames per channel: the largest block the engine may render.
     public let capacity: Int
+    /// Distance between channels in samples: `capacity` plus padding, so
+    /// that channels of large capacity (a power of two) do not all start
+    /// on the same cache sets and evict each other.
+    @usableFromInline let stride: Int
     @usableFromInline let base: UnsafeMutablePointer<Float>
     @usableFromInline let statePointer: UnsafeMutablePointer<BusState>
 
     @inlinable
-    init(channels: Int, capacity: Int, base: UnsafeMutablePointer<Float>, state: UnsafeMutablePointer<BusState>) {
+    init(channels: Int, capacity: Int, stride: Int, base: UnsafeMutablePointer<Float>, state: UnsafeMutablePointer<BusState>) {
         self.channels = channels
         self.capacity = capacity
+        self.stride = stride
         self.base = base
         self.statePointer = state
     }
@@ -37,7 +42,7 @@ public struct AudioBus: @unchecked Sendable {
     /// The samples of channel `index`. [any thread that owns the bus in this phase]
     @inlinable
     public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
-        base + index * capacity
+        base + index * stride
     }
 
     /// The block state. [audio-thread while rendering]
@@ -62,18 +67,22 @@ public final class BusPool: @unchecked Sendable {
     private let states: UnsafeMutablePointer<BusState>
     public let buses: [AudioBus]
 
+    /// Padding between channels, in samples (128 bytes: two cache lines).
+    public static let channelPadding = 32
+
     /// Allocates one bus per entry of `channelCounts`, zeroed. [main-thread]
     public init(channelCounts: [Int], capacity: Int) {
         self.capacity = capacity
-        let total = max(channelCounts.reduce(0, +) * capacity, 1)
+        let stride = capacity + Self.channelPadding
+        let total = max(channelCounts.reduce(0, +) * stride, 1)
         samples = .allocateZeroed(total)
         states = .allocate(capacity: max(channelCounts.count, 1))
         states.initialize(repeating: BusState(), count: max(channelCounts.count, 1))
         var offset = 0
         var made: [AudioBus] = []
         for (i, n) in channelCounts.enumerated() {
-            made.append(AudioBus(channels: n, capacity: capacity, base: samples + offset, state: states + i))
-            offset += n * capacity
+            made.append(AudioBus(channels: n, capacity: capacity, stride: stride, base: samples + offset, state: states + i))
+            offset += n * stride
         }
         buses = made
     }

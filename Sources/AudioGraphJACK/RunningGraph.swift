@@ -92,6 +92,8 @@ public final class RunningGraph: @unchecked Sendable {
     private let monitorStop = Atomic<Bool>(false)
     private var stopped = false
     private var lastConnections: [String: Set<String>] = [:]
+    /// Fed nodes whose underruns the monitor reports. [set before the monitor starts]
+    private var underrunNodes: [(String, any UnderrunCounting)] = []
 
     // MARK: start
 
@@ -355,6 +357,7 @@ public final class RunningGraph: @unchecked Sendable {
         guard !stopped else { return [] }
         stopped = true
         monitorStop.store(true, ordering: .releasing)
+        cycle.monitorWakeup.signal()
         let serverGone = cycle.serverGone.load(ordering: .acquiring)
         if !serverGone { client.deactivate() }
         engine.worker.stop()
@@ -373,7 +376,11 @@ public final class RunningGraph: @unchecked Sendable {
 
     // MARK: monitor
 
+    /// The monitor sleeps until a JACK callback signals it (xrun, buffer
+    /// size, shutdown, connections) or 250 ms pass (underruns, end of
+    /// stream): no periodic wake-ups at the rate of the audio.
     private func startMonitor() {
+        underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
         let t = Thread { [weak self] in
             var xruns = 0, size = 0, connectionEpoch = 0, ended = false
             var underruns: [String: Int] = [:]
@@ -382,7 +389,7 @@ public final class RunningGraph: @unchecked Sendable {
                     self.continuation.yield(.shutdown(reason: self.cycle.shutdownReason))
                     // Wait for the owner to stop or reconnect.
                     while self.cycle.serverGone.load(ordering: .acquiring) && !self.monitorStop.load(ordering: .acquiring) {
-                        usleep(20_000)
+                        self.cycle.monitorWakeup.wait(timeout: 0.05)
                     }
                     continue
                 }
@@ -397,10 +404,11 @@ public final class RunningGraph: @unchecked Sendable {
                     }
                     size = b
                 }
-                for n in self.graph.nodes {
-                    if let u = (self.engine.node(n.id) as? UnderrunCounting)?.underrunCount, u != underruns[n.id, default: 0] {
-                        underruns[n.id] = u
-                        self.continuation.yield(.underrun(node: n.id, total: u))
+                for (id, node) in self.underrunNodes {
+                    let u = node.underrunCount
+                    if u != underruns[id, default: 0] {
+                        underruns[id] = u
+                        self.continuation.yield(.underrun(node: id, total: u))
                     }
                 }
                 let epoch = self.cycle.connectionEpoch.load(ordering: .relaxed)
@@ -418,7 +426,7 @@ public final class RunningGraph: @unchecked Sendable {
                     ended = true
                     self.continuation.yield(.endOfStream)
                 }
-                usleep(20_000)
+                self.cycle.monitorWakeup.wait(timeout: 0.25)
             }
         }
         t.name = "agraph-monitor"
@@ -498,6 +506,11 @@ final class ProcessCycle: @unchecked Sendable {
     let oversizedCycles = Atomic<Int>(0)
     let connectionEpoch = Atomic<Int>(0)
     let serverGone = Atomic<Bool>(false)
+    /// Wakes the monitor thread; JACK's callbacks signal it (sem_post never
+    /// blocks or allocates).
+    let monitorWakeup = Wakeup()
+    /// The end of stream was signalled to the monitor. [audio-thread]
+    private var endSignalled = false
     /// `Options.threadInit`, and the client whose process thread runs it.
     /// [set before activation]
     var threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
@@ -557,6 +570,11 @@ final class ProcessCycle: @unchecked Sendable {
             }
         } else {
             engine.render(frames: n)
+            // Tell the monitor at once, not at its next timeout.
+            if !endSignalled && engine.isFinished {
+                endSignalled = true
+                monitorWakeup.signal()
+            }
         }
         if measure {
             let took = monotonicNanos() &- start
@@ -568,6 +586,7 @@ final class ProcessCycle: @unchecked Sendable {
     func noteShutdown(_ reason: UnsafePointer<CChar>?) {
         if let reason { strncpy(reasonBuffer, reason, 255) }
         serverGone.store(true, ordering: .releasing)
+        monitorWakeup.signal()
     }
 }
 
@@ -601,13 +620,19 @@ private let threadInitCallback: JackThreadInitCallback = { arg in
 
 /// [a JACK thread] Buffers were sized for `maxFrames`: only note the size.
 private let bufferSizeCallback: JackBufferSizeCallback = { frames, arg in
-    cycle(arg)?.bufferSize.store(Int(frames), ordering: .relaxed)
+    if let c = cycle(arg) {
+        c.bufferSize.store(Int(frames), ordering: .relaxed)
+        c.monitorWakeup.signal()
+    }
     return 0
 }
 
 /// [a JACK thread]
 private let xrunCallback: JackXRunCallback = { arg in
-    cycle(arg)?.xruns.add(1, ordering: .relaxed)
+    if let c = cycle(arg) {
+        c.xruns.add(1, ordering: .relaxed)
+        c.monitorWakeup.signal()
+    }
     return 0
 }
 
@@ -618,7 +643,10 @@ private let shutdownCallback: JackInfoShutdownCallback = { _, reason, arg in
 
 /// [JACK's notification thread]
 private let portConnectCallback: JackPortConnectCallback = { _, _, _, arg in
-    cycle(arg)?.connectionEpoch.add(1, ordering: .relaxed)
+    if let c = cycle(arg) {
+        c.connectionEpoch.add(1, ordering: .relaxed)
+        c.monitorWakeup.signal()
+    }
 }
 
 /// [JACK's notification thread]

@@ -80,7 +80,7 @@ struct Run: ParsableCommand {
         let started = monotonicSeconds()
         var exitCode: Int32 = 0
         loop: while true {
-            console.pollCommands(timeout: 0.05)
+            console.pollCommands(timeout: 0.1)
             if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
             if let reason = live.shutdownReason {
                 console.clearLine()
