@@ -657,6 +657,59 @@ final class LiveJACKTests: XCTestCase {
         XCTAssertEqual(good.status, 1, good.stderr)
         XCTAssertTrue(good.stderr.contains("jackd exited"), good.stderr)
     }
+    // MARK: measured latency (jack_iodelay)
+
+    /// Loops `jack_iodelay` through `through` (a JACK client's input and
+    /// output port) and returns the round trip it measured, in frames.
+    func iodelayRoundTrip(server: TestJACKServer, into input: String, from output: String) throws -> Double? {
+        let script = """
+            t=$(mktemp)
+            stdbuf -o0 jack_iodelay > "$t" 2>&1 & p=$!
+            for i in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jack_delay:in$' && break; sleep 0.1; done
+            jack_connect jack_delay:out '\(input)' && jack_connect '\(output)' jack_delay:in
+            sleep 3
+            kill $p; wait $p 2>/dev/null
+            tr '\\r' '\\n' < "$t" | grep 'total roundtrip latency' | tail -1 | grep -o '[0-9.]* frames'
+            rm -f "$t"
+            """
+        let r = try server.tool("bash", ["-c", script], timeout: 20)
+        return Double(r.stdout.split(separator: " ").first ?? "")
+    }
+
+    /// A pure realtime graph (jack-in → gain → jack-out) adds no frames
+    /// beyond JACK's own: jack_iodelay looped through it measures what it
+    /// measures through jack_thru.
+    func testPureRealtimePathAddsNoLatencyMeasuredWithIodelay() throws {
+        try XCTSkipUnless(findExecutable("jack_iodelay") != nil && findExecutable("jack_thru") != nil
+                          && findExecutable("stdbuf") != nil, "jack_iodelay, jack_thru or stdbuf missing")
+        let server = try TestJACKServer()
+        defer { server.stop() }
+
+        let thru = Process()
+        thru.executableURL = URL(fileURLWithPath: findExecutable("jack_thru") ?? "/usr/bin/jack_thru")
+        thru.environment = ["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"]
+        thru.standardOutput = FileHandle.nullDevice
+        thru.standardError = FileHandle.nullDevice
+        try thru.run()
+        defer { thru.terminate(); thru.waitUntilExit() }
+        let viaThru = try iodelayRoundTrip(server: server, into: "jack_thru:input_1", from: "jack_thru:output_1")
+        thru.terminate()
+
+        let live = try startGraph("""
+            {"format": "agraph/1", "name": "thru", "nodes": [
+              {"id": "in", "type": "jack-in", "params": {"channels": 1}},
+              {"id": "g", "type": "gain", "params": {"gain": 0}},
+              {"id": "out", "type": "jack-out"}],
+             "links": [{"from": "in", "to": "g"}, {"from": "g", "to": "out"}]}
+            """, server: server.name, clientName: "agraph-thru")
+        defer { live.stop() }
+        let viaGraph = try iodelayRoundTrip(server: server, into: "agraph-thru:in_1", from: "agraph-thru:out_1")
+
+        let thruFrames = try XCTUnwrap(viaThru, "jack_iodelay measured nothing through jack_thru")
+        let graphFrames = try XCTUnwrap(viaGraph, "jack_iodelay measured nothing through the graph")
+        XCTAssertEqual(thruFrames, 256, accuracy: 0.5, "the loop through jack_thru is one period")
+        XCTAssertEqual(graphFrames, thruFrames, accuracy: 0.5, "the graph adds no frames beyond JACK's own")
+    }
 }
 
 // MARK: - support
@@ -828,4 +881,6 @@ final class CLIProcess: @unchecked Sendable {
         }
         throw XCTSkip("agraph not found next to the test bundle (searched \(folders.map(\.path))); build it into the same scratch path first")
     }
+
 }
+
