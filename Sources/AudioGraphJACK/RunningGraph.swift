@@ -590,13 +590,9 @@ final class ProcessCycle: @unchecked Sendable {
     }
 }
 
-/// Nanoseconds on the monotonic clock (vDSO: no system call). [any thread]
+/// Nanoseconds on the monotonic clock. [any thread]
 @inline(__always)
-func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-}
+func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
 // MARK: C callbacks (they never return non-zero: JACK would stop calling)
 

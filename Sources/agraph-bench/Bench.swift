@@ -567,26 +567,8 @@ extension Substring {
 
 // MARK: - time and formatting
 
-func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
+func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
-func monotonicSeconds() -> Double { Double(monotonicNanos()) * 1e-9 }
+func monotonicSeconds() -> Double { MonotonicClock.seconds() }
 
-func fmt(_ x: Double, _ digits: Int) -> String {
-    guard x.isFinite else { return "\(x)" }
-    var p = 1.0
-    for _ in 0..<digits { p *= 10 }
-    let r = (x * p).rounded() / p
-    var s = String(r)
-    if let dot = s.firstIndex(of: ".") {
-        let decimals = s.distance(from: dot, to: s.endIndex) - 1
-        if decimals < digits { s += String(repeating: "0", count: digits - decimals) }
-        if digits == 0 { s = String(s[..<dot]) }
-    } else if digits > 0 {
-        s += "." + String(repeating: "0", count: digits)
-    }
-    return s
-}
+func fmt(_ x: Double, _ digits: Int) -> String { formatFixed(x, digits) }

@@ -86,27 +86,10 @@ struct Render: ParsableCommand {
 }
 
 /// Seconds on the monotonic clock. [any thread]
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-}
+func monotonicSeconds() -> Double { MonotonicClock.seconds() }
 
 /// `x` with `digits` decimals.
-func format(_ x: Double, _ digits: Int) -> String {
-    guard x.isFinite else { return "\(x)" }
-    var p = 1.0
-    for _ in 0..<digits { p *= 10 }
-    let r = (x * p).rounded() / p
-    var s = String(r)
-    if let dot = s.firstIndex(of: ".") {
-        let decimals = s.distance(from: dot, to: s.endIndex) - 1
-        if decimals < digits { s += String(repeating: "0", count: digits - decimals) }
-    } else if digits > 0 {
-        s += "." + String(repeating: "0", count: digits)
-    }
-    return s
-}
+func format(_ x: Double, _ digits: Int) -> String { formatFixed(x, digits) }
 
 /// A progress bar on a terminal, plain lines otherwise (stderr).
 final class ProgressReporter {

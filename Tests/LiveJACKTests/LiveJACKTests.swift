@@ -854,32 +854,11 @@ final class CLIProcess: @unchecked Sendable {
 
     /// `agraph` from the same build folder as this test bundle (or `$AGRAPH`).
     static func agraphPath() throws -> String {
-        let fm = FileManager.default
-        if let explicit = ProcessInfo.processInfo.environment["AGRAPH"], fm.isExecutableFile(atPath: explicit) {
-            return explicit
+        let (path, searched) = locateAgraph()
+        guard let path else {
+            throw XCTSkip("agraph not found next to the test bundle (searched \(searched)); build it into the same scratch path first: swift build --product agraph")
         }
-        var folders: [URL] = []
-        let bundle = Bundle.main.bundleURL
-        folders += [bundle, bundle.deletingLastPathComponent()]
-        for b in Bundle.allBundles where b.bundlePath.hasSuffix(".xctest") {
-            folders += [b.bundleURL.deletingLastPathComponent()]
-        }
-        if let argument0 = CommandLine.arguments.first {
-            var url = URL(fileURLWithPath: argument0).deletingLastPathComponent()
-            for _ in 0..<4 {
-                folders.append(url)
-                url = url.deletingLastPathComponent()
-            }
-        }
-        for folder in folders {
-            let candidate = folder.appendingPathComponent("agraph").path
-            var isDirectory: ObjCBool = false
-            if fm.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-               fm.isExecutableFile(atPath: candidate) {
-                return candidate
-            }
-        }
-        throw XCTSkip("agraph not found next to the test bundle (searched \(folders.map(\.path))); build it into the same scratch path first")
+        return path
     }
 
 }
