@@ -21,6 +21,12 @@ let package = Package(
         .library(name: "AudioGraph", targets: ["AudioGraph"]),
         .library(name: "AudioGraphCore", targets: ["AudioGraphCore"]),
         .library(name: "AudioGraphJACK", targets: ["AudioGraphJACK"]),
+        .library(name: "AC4", targets: ["AC4"]),
+        .library(name: "AGraphPluginKit", targets: ["AGraphPluginKit"]),
+        // Node plugins: dynamic libraries loaded at run time.
+        .library(name: "AGraphExamplePlugin", type: .dynamic, targets: ["ExamplePlugin"]),
+        // Test fixture: a plugin built against another ABI major version.
+        .library(name: "AGraphTestAbiMismatchPlugin", type: .dynamic, targets: ["AbiMismatchPlugin"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
     ],
@@ -71,11 +77,35 @@ let package = Package(
             dependencies: ["AudioGraph", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
         ),
+        .target(name: "AC4", path: "Sources/AC4"),
+        // The plugin ABI: one C header, the single source of truth.
+        .target(name: "CAGraphPlugin", path: "Sources/CAGraphPlugin"),
+        .target(
+            name: "AudioGraphPlugins",
+            dependencies: ["AudioGraph", "CAGraphPlugin"],
+            path: "Sources/AudioGraphPlugins"
+        ),
+        .target(
+            name: "AGraphPluginKit",
+            dependencies: ["CAGraphPlugin"],
+            path: "Sources/AGraphPluginKit"
+        ),
+        .target(
+            name: "ExamplePlugin",
+            dependencies: ["AGraphPluginKit"],
+            path: "Plugins/ExamplePlugin"
+        ),
+        .target(
+            name: "AbiMismatchPlugin",
+            path: "Tests/PluginFixtures/AbiMismatchPlugin"
+        ),
         .executableTarget(
             name: "agraph",
             dependencies: [
                 "AudioGraph",
                 "AudioGraphJACK",
+                "AudioGraphPlugins",
+                "AC4",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/agraph"
@@ -120,6 +150,16 @@ let package = Package(
             name: "LiveJACKTests",
             dependencies: ["AudioGraphJACK", "TestSupport", "CJack", "CJackShim", "CMallocCounter"],
             path: "Tests/LiveJACKTests"
+        ),
+        .testTarget(
+            name: "AC4Tests",
+            dependencies: ["AC4", "TestSupport"],
+            path: "Tests/AC4Tests"
+        ),
+        .testTarget(
+            name: "PluginTests",
+            dependencies: ["AudioGraphPlugins", "AGraphPluginKit", "TestSupport"],
+            path: "Tests/PluginTests"
         ),
         .testTarget(
             name: "CLITests",

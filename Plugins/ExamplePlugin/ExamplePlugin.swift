@@ -1,0 +1,1 @@
+// Example plugin (issue 4).

@@ -1,0 +1,1 @@
+// AC-4 sync-frame reader (issue 4).

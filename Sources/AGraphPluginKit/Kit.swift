@@ -1,0 +1,1 @@
+// Swift kit for writing plugins (issue 4).

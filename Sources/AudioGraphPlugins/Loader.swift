@@ -1,0 +1,1 @@
+// Plugin loader (issue 4).

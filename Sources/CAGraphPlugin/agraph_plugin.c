@@ -1,0 +1,1 @@
+#include "agraph_plugin.h"

@@ -1,0 +1,1 @@
+#include "abi_mismatch.h"

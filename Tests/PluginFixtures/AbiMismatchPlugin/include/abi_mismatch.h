@@ -1,0 +1,1 @@
+/* ABI-mismatch test plugin (issue 4). */
