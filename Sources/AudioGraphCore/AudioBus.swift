@@ -13,36 +13,42 @@ public struct BusState: Sendable, Equatable {
     }
 }
 
-/// A view of one node output: non-interleaved Float32 channels of
+/// Where a bus's channels are this block: channel `c` starts at
+/// `base + c * stride`. Rewritten when the block size changes.
+public struct BusLayout: @unchecked Sendable {
+    public var base: UnsafeMutablePointer<Float>
+    public var stride: Int
+}
+
+/// A view of one node output: non-interleaved Float32 channels of up to
 /// `capacity` frames each, plus its `BusState`.
 ///
 /// The memory belongs to a `BusPool` allocated when the engine is built;
 /// an `AudioBus` is a pair of pointers into it, cheap to copy and safe to
 /// use on the audio thread. It is valid as long as the engine that made it.
+/// Its samples are valid within one block only: call `channel(_:)` in each
+/// `render`, never keep the pointer (the layout follows the block size).
 public struct AudioBus: @unchecked Sendable {
     public let channels: Int
     /// Frames per channel: the largest block the engine may render.
     public let capacity: Int
-    /// Distance between channels in samples: `capacity` plus padding, so
-    /// that channels of large capacity (a power of two) do not all start
-    /// on the same cache sets and evict each other.
-    @usableFromInline let stride: Int
-    @usableFromInline let base: UnsafeMutablePointer<Float>
+    @usableFromInline let layout: UnsafeMutablePointer<BusLayout>
     @usableFromInline let statePointer: UnsafeMutablePointer<BusState>
 
     @inlinable
-    init(channels: Int, capacity: Int, stride: Int, base: UnsafeMutablePointer<Float>, state: UnsafeMutablePointer<BusState>) {
+    init(channels: Int, capacity: Int, layout: UnsafeMutablePointer<BusLayout>, state: UnsafeMutablePointer<BusState>) {
         self.channels = channels
         self.capacity = capacity
-        self.stride = stride
-        self.base = base
+        self.layout = layout
         self.statePointer = state
     }
 
-    /// The samples of channel `index`. [any thread that owns the bus in this phase]
+    /// The samples of channel `index` for the current block.
+    /// [any thread that owns the bus in this phase]
     @inlinable
     public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
-        base + index * stride
+        let l = layout.pointee
+        return l.base + index * l.stride
     }
 
     /// The block state. [audio-thread while rendering]
@@ -61,34 +67,78 @@ public struct AudioBus: @unchecked Sendable {
 }
 
 /// Owns the memory of every bus of an engine. Allocates only in `init`.
+///
+/// The memory holds every channel at full `capacity`, but the channels are
+/// laid out one after another at a stride of the *current* block size
+/// (rounded up, plus padding): the audio of a block then sits in a few
+/// contiguous pages instead of one page per channel, and no two channels
+/// share cache sets. `setBlockFrames` moves to a new stride without
+/// allocating.
 public final class BusPool: @unchecked Sendable {
     public let capacity: Int
     private let samples: UnsafeMutablePointer<Float>
     private let states: UnsafeMutablePointer<BusState>
+    private let layouts: UnsafeMutablePointer<BusLayout>
+    /// First global channel index of each bus.
+    private let firstChannel: UnsafeMutablePointer<Int>
+    private let busCount: Int
     public let buses: [AudioBus]
+    /// The block size the layout is for. [audio-thread]
+    public private(set) var blockFrames = 0
 
     /// Padding between channels, in samples (128 bytes: two cache lines).
     public static let channelPadding = 32
 
-    /// Allocates one bus per entry of `channelCounts`, zeroed. [main-thread]
+    /// Allocates one bus per entry of `channelCounts`, zeroed, laid out for
+    /// `capacity` frames. [main-thread]
     public init(channelCounts: [Int], capacity: Int) {
         self.capacity = capacity
-        let stride = capacity + Self.channelPadding
-        let total = max(channelCounts.reduce(0, +) * stride, 1)
+        let total = max(channelCounts.reduce(0, +) * Self.stride(for: capacity), 1)
         samples = .allocateZeroed(total)
-        states = .allocate(capacity: max(channelCounts.count, 1))
-        states.initialize(repeating: BusState(), count: max(channelCounts.count, 1))
-        var offset = 0
+        busCount = channelCounts.count
+        let n = max(busCount, 1)
+        states = .allocate(capacity: n)
+        states.initialize(repeating: BusState(), count: n)
+        layouts = .allocate(capacity: n)
+        layouts.initialize(repeating: BusLayout(base: samples, stride: 0), count: n)
+        firstChannel = .allocate(capacity: n)
+        firstChannel.initialize(repeating: 0, count: n)
+        var channel = 0
         var made: [AudioBus] = []
-        for (i, n) in channelCounts.enumerated() {
-            made.append(AudioBus(channels: n, capacity: capacity, stride: stride, base: samples + offset, state: states + i))
-            offset += n * stride
+        for (i, c) in channelCounts.enumerated() {
+            firstChannel[i] = channel
+            channel += c
+            made.append(AudioBus(channels: c, capacity: capacity, layout: layouts + i, state: states + i))
         }
         buses = made
+        setBlockFrames(capacity)
     }
 
     deinit {
         samples.deallocate()
         states.deallocate()
+        layouts.deallocate()
+        firstChannel.deallocate()
+    }
+
+    /// Channel stride for blocks of `frames`: a multiple of 16 samples (64
+    /// bytes) plus the padding. [any thread]
+    @inlinable
+    public static func stride(for frames: Int) -> Int {
+        (frames + 15) / 16 * 16 + channelPadding
+    }
+
+    /// Lays the channels out for blocks of `frames` (≤ capacity). Bus
+    /// contents do not survive it. [audio-thread, between blocks]
+    public func setBlockFrames(_ frames: Int) {
+        let f = frames < capacity ? frames : capacity
+        if f == blockFrames { return }
+        blockFrames = f
+        let stride = Self.stride(for: f)
+        var i = 0
+        while i < busCount {
+            layouts[i] = BusLayout(base: samples + firstChannel[i] * stride, stride: stride)
+            i += 1
+        }
     }
 }

@@ -131,6 +131,7 @@ public final class Engine: @unchecked Sendable {
     /// order. `frames` above `maxFrames` is clamped. [audio-thread]
     public func render(frames: Int) {
         let n = frames < maxFrames ? frames : maxFrames
+        pool.setBlockFrames(n)
         var change = ParameterChange(node: -1, parameter: -1, value: 0)
         while parameters.next(into: &change) {
             let i = Int(change.node)
