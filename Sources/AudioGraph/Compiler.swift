@@ -122,7 +122,7 @@ public enum GraphCompiler {
         for node in graph.nodes {
             let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
                                           outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
-                                          directory: graph.directory)
+                                          directory: graph.directory, inputNodes: node.inputs.map { steps[$0].node })
             let made: any RenderNode
             do {
                 made = try node.type.makeNode(context)

@@ -108,3 +108,47 @@ public protocol UnderrunCounting: AnyObject {
     /// Blocks in which the node found too little audio. [any thread]
     var underrunCount: Int { get }
 }
+
+/// One compressed frame as read from a stream.
+public struct CompressedFrame: Sendable {
+    /// The whole frame as a decoder is fed it (for AC-4 sync frames: sync
+    /// word through CRC).
+    public var bytes: ArraySlice<UInt8>
+    /// Frame number among the stream's valid frames.
+    public var index: Int
+    /// Position of the frame's first sample, in samples at `sampleRate`.
+    public var timestamp: Int
+    public var samplesPerFrame: Int
+    public var sampleRate: Double
+    /// Decodable on its own: a place to start after a seek.
+    public var isIndependent: Bool
+
+    public init(bytes: ArraySlice<UInt8>, index: Int, timestamp: Int, samplesPerFrame: Int,
+                sampleRate: Double, isIndependent: Bool) {
+        self.bytes = bytes
+        self.index = index
+        self.timestamp = timestamp
+        self.samplesPerFrame = samplesPerFrame
+        self.sampleRate = sampleRate
+        self.isIndependent = isIndependent
+    }
+}
+
+/// A reading position in a compressed stream, owned by one decoder.
+/// [worker-thread; created on the main thread]
+public protocol CompressedFrameCursor: AnyObject {
+    /// The next frame, or nil at the end of the stream.
+    func next() -> CompressedFrame?
+    /// Moves to the nearest independent frame at or before `sample`;
+    /// returns that frame's timestamp, or nil when `sample` is past the end.
+    func seek(toSample sample: Int) -> Int?
+}
+
+/// A node that emits compressed frames (an `.ac4` file reader, an MP4
+/// demuxer): its consumers read it directly off the audio thread.
+public protocol CompressedFrameSource: AnyObject {
+    /// e.g. "ac4-sync".
+    var codec: String { get }
+    /// A fresh cursor at the start of the stream. [main-thread]
+    func makeCursor() throws -> any CompressedFrameCursor
+}

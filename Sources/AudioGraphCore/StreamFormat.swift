@@ -48,21 +48,47 @@ public enum ChannelLayout: String, Sendable, CaseIterable, CustomStringConvertib
     public var description: String { rawValue }
 }
 
-/// What flows on an audio link: channel count, sample rate and layout tag.
+/// What a link carries: PCM audio in the engine's buses, or compressed
+/// frames of a codec that a decoder node reads off the audio thread.
+public enum StreamEncoding: Sendable, Hashable, CustomStringConvertible {
+    case pcm
+    /// Whole compressed frames, e.g. "ac4-sync" (AC-4 sync frames) or
+    /// "ac4-raw" (raw AC-4 frames as MP4 carries them).
+    case frames(codec: String)
+
+    public var description: String {
+        switch self {
+        case .pcm: "PCM audio"
+        case .frames(let codec): "compressed \(codec) frames"
+        }
+    }
+}
+
+/// What flows on a link: channel count, sample rate, layout tag, encoding.
 public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     public var channels: Int
     public var sampleRate: Double
     public var layout: ChannelLayout
+    public var encoding: StreamEncoding
 
     /// - Parameters:
     ///   - layout: defaults to the usual layout for `channels`.
-    public init(channels: Int, sampleRate: Double, layout: ChannelLayout? = nil) {
+    public init(channels: Int, sampleRate: Double, layout: ChannelLayout? = nil, encoding: StreamEncoding = .pcm) {
         self.channels = channels
         self.sampleRate = sampleRate
         self.layout = layout ?? .default(forChannels: channels)
+        self.encoding = encoding
+    }
+
+    /// A stream of compressed frames (no PCM channels in the engine).
+    public static func frames(codec: String, sampleRate: Double) -> StreamFormat {
+        StreamFormat(channels: 0, sampleRate: sampleRate, layout: .discrete, encoding: .frames(codec: codec))
     }
 
     public var description: String {
-        "\(channels) ch \(layout) @ \(Int(sampleRate)) Hz"
+        switch encoding {
+        case .pcm: "\(channels) ch \(layout) @ \(Int(sampleRate)) Hz"
+        case .frames(let codec): "\(codec) frames @ \(Int(sampleRate)) Hz"
+        }
     }
 }

@@ -233,7 +233,16 @@ final class ValidationRun {
             let node = nodes[i]
             guard let type = node.type else { continue }
             let inputFormats: [StreamFormat?] = node.portNames.indices.map { port in
-                node.feeds[port].flatMap { formats[$0.source] }
+                guard let feed = node.feeds[port], let f = formats[feed.source] else { return nil }
+                if !type.descriptor.accepts(f.encoding) {
+                    let wanted = type.descriptor.inputCodecs.isEmpty
+                        ? "PCM audio" : "compressed " + type.descriptor.inputCodecs.joined(separator: " or ") + " frames"
+                    let decoders = registry.types.map(\.descriptor).filter { $0.accepts(f.encoding) }.map(\.typeID)
+                    let hint = decoders.isEmpty ? "" : "; link it to a decoder: \(decoders.joined(separator: ", "))"
+                    error(feed.link, node: node.id, "'\(nodes[feed.source].id)' emits \(f.encoding) but '\(node.id)' (\(type.descriptor.typeID)) takes \(wanted)\(hint)")
+                    return nil
+                }
+                return f
             }
             let context = ResolveContext(nodeID: node.id, parameters: node.parameters, inputFormats: inputFormats,
                                          sampleRate: sampleRate, directory: directory)

@@ -120,10 +120,12 @@ public struct NodeDescriptor: Sendable {
     public var domain: ExecutionDomain
     /// Where the type comes from: "built-in" or a plugin's path.
     public var origin: String
+    /// Codecs of compressed frames the input accepts; empty: PCM audio only.
+    public var inputCodecs: [String]
 
     public init(typeID: String, role: Role, summary: String, inputs: InputPorts,
                 parameters: [ParameterDescriptor], domain: ExecutionDomain = .realtime,
-                origin: String = "built-in") {
+                origin: String = "built-in", inputCodecs: [String] = []) {
         self.typeID = typeID
         self.role = role
         self.summary = summary
@@ -131,6 +133,15 @@ public struct NodeDescriptor: Sendable {
         self.parameters = parameters
         self.domain = domain
         self.origin = origin
+        self.inputCodecs = inputCodecs
+    }
+
+    /// Whether an input of this node may receive `encoding`.
+    public func accepts(_ encoding: StreamEncoding) -> Bool {
+        switch encoding {
+        case .pcm: inputCodecs.isEmpty
+        case .frames(let codec): inputCodecs.contains(codec)
+        }
     }
 
     /// Whether the node has an output port (`out`).

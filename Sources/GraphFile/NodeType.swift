@@ -63,7 +63,7 @@ public final class ResolveContext {
 }
 
 /// What a node type gets to build the runtime node of a validated graph.
-public struct InstanceContext: Sendable {
+public struct InstanceContext: @unchecked Sendable {
     public var nodeID: String
     public var parameters: NodeParameters
     public var inputFormats: [StreamFormat]
@@ -71,15 +71,20 @@ public struct InstanceContext: Sendable {
     public var outputFormat: StreamFormat?
     public var sampleRate: Double
     public var directory: String
+    /// The runtime nodes feeding each input, already made (a decoder reads
+    /// its `CompressedFrameSource` through this).
+    public var inputNodes: [any RenderNode]
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat],
-                outputFormat: StreamFormat?, sampleRate: Double, directory: String) {
+                outputFormat: StreamFormat?, sampleRate: Double, directory: String,
+                inputNodes: [any RenderNode] = []) {
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats
         self.outputFormat = outputFormat
         self.sampleRate = sampleRate
         self.directory = directory
+        self.inputNodes = inputNodes
     }
 
     public func resolvePath(_ path: String) -> String {
