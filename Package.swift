@@ -93,7 +93,8 @@ let package = Package(
         .target(
             name: "ExamplePlugin",
             dependencies: ["AGraphPluginKit"],
-            path: "Plugins/ExamplePlugin"
+            path: "Plugins/ExamplePlugin",
+            exclude: ["README.md"]
         ),
         .target(
             name: "AbiMismatchPlugin",

@@ -62,7 +62,9 @@ public enum Describe {
     public static func nodeList(_ registry: NodeRegistry) -> String {
         let width = registry.typeIDs.map(\.count).max() ?? 0
         return registry.types.map(\.descriptor).map { d in
+            // Types not built in say where they come from (a plugin's path).
             d.typeID.padding(width) + "  " + d.role.rawValue.padding(9) + "  " + d.summary
+                + (d.origin.hasPrefix("built-in") ? "" : "  [\(d.origin)]")
         }.joined(separator: "\n") + "\n"
     }
 }

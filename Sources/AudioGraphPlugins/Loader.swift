@@ -1,1 +1,566 @@
-// Plugin loader (issue 4).
+// The plugin loader: finds node plugins, checks their ABI version, and
+// wraps each node type they describe (agraph_plugin.h) into a `NodeType`.
+//
+// Where it looks, in order (the first folder holding a given file name
+// wins, like PATH):
+//   1. every folder of `AGRAPH_PLUGIN_PATH` (colon-separated);
+//   2. the folder of the running executable (`agraph`, or the test
+//      runner), which is where SwiftPM puts the package's own plugin
+//      products (`.build/debug/libAGraph*.so`).
+// What it loads: files named `libAGraph*.so` (the naming rule; plugin
+// products are called `AGraph<Name>` in Package.swift). Other files are
+// left alone, so that no unrelated library's constructors ever run.
+// Test fixtures (`libAGraphTest*.so`) are loaded only from
+// AGRAPH_PLUGIN_PATH, never from the build folder.
+//
+// Every library is opened with dlopen(RTLD_NOW | RTLD_LOCAL) and never
+// closed (its tables must outlive every node made from it). Whatever fails
+// — a library dlopen refuses, one without `agraph_plugin_entry`, another
+// ABI major version, a malformed node type, a type id already taken — is
+// recorded in `PluginCatalog.failures`: reported, never silently dropped.
+import AudioGraph
+import CAGraphPlugin
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plugin library that loaded.
+public struct LoadedPlugin: Sendable {
+    public var path: String
+    public var name: String
+    public var vendor: String
+    public var version: String
+    /// The ABI version the plugin was built against.
+    public var abiMajor: Int
+    public var abiMinor: Int
+    public var typeIDs: [String]
+}
+
+/// A library or node type that could not be used, and why.
+public struct PluginLoadFailure: Sendable, CustomStringConvertible {
+    public var path: String
+    /// The node type concerned, when the library loaded but one type was refused.
+    public var typeID: String?
+    public var reason: String
+
+    public var description: String {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        return typeID.map { "\(file) type \"\($0)\" (\(reason))" } ?? "\(file) (\(reason))"
+    }
+}
+
+/// What a plugin search found: the node types, the libraries, the failures.
+public struct PluginCatalog: Sendable {
+    /// The folders searched, in order (existing or not).
+    public var searchedFolders: [String] = []
+    public var plugins: [LoadedPlugin] = []
+    public var failures: [PluginLoadFailure] = []
+    /// Every node type of every loaded plugin, in load order.
+    public var types: [PluginNodeType] = []
+
+    /// The ABI major version this agraph reads.
+    public static let abiMajor = Int(AGRAPH_PLUGIN_ABI_MAJOR)
+    public static let abiMinor = Int(AGRAPH_PLUGIN_ABI_MINOR)
+
+    public init() {}
+
+    /// The default folders: AGRAPH_PLUGIN_PATH, then the executable's folder.
+    /// [any thread]
+    public static func defaultFolders(environment: String? = getenv("AGRAPH_PLUGIN_PATH").map { String(cString: $0) })
+        -> (pluginPath: [String], build: [String]) {
+        let fromEnv = (environment ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
+        var build: [String] = []
+        if let exe = executableFolder() { build.append(exe) }
+        return (fromEnv, build)
+    }
+
+    /// Searches the default folders (see the top of this file) plus
+    /// `extraFolders` (searched last, with the build folders' rules), and
+    /// loads every plugin found. [main-thread]
+    public static func load(extraFolders: [String] = []) -> PluginCatalog {
+        let (env, build) = defaultFolders()
+        return load(pluginPath: env, buildFolders: build + extraFolders)
+    }
+
+    /// Loads the plugins of `pluginPath` (every `libAGraph*.so`) then of
+    /// `buildFolders` (every `libAGraph*.so` except `libAGraphTest*`).
+    /// [main-thread]
+    public static func load(pluginPath: [String], buildFolders: [String]) -> PluginCatalog {
+        var catalog = PluginCatalog()
+        var seenFiles: Set<String> = []
+        var seenFolders: Set<String> = []
+        let folders = pluginPath.map { ($0, true) } + buildFolders.map { ($0, false) }
+        for (folder, explicit) in folders {
+            let canonical = realPath(folder) ?? folder
+            catalog.searchedFolders.append(folder)
+            guard seenFolders.insert(canonical).inserted else { continue }
+            for file in listFolder(canonical) {
+                guard file.hasPrefix("libAGraph"), file.hasSuffix(".so") else { continue }
+                if !explicit && file.hasPrefix("libAGraphTest") { continue }
+                guard seenFiles.insert(file).inserted else { continue }
+                catalog.loadLibrary(canonical + "/" + file)
+            }
+        }
+        return catalog
+    }
+
+    /// Loads one library and records what it gives or why it failed. [main-thread]
+    public mutating func loadLibrary(_ path: String) {
+        _ = dlerror()
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            let why = dlerror().map { String(cString: $0) } ?? "dlopen failed"
+            failures.append(PluginLoadFailure(path: path, reason: why))
+            return
+        }
+        guard let symbol = dlsym(handle, AGRAPH_PLUGIN_ENTRY_SYMBOL) else {
+            failures.append(PluginLoadFailure(path: path, reason: "does not export \(AGRAPH_PLUGIN_ENTRY_SYMBOL)"))
+            return
+        }
+        let entry = unsafeBitCast(symbol, to: agraph_plugin_entry_fn.self)
+        guard let plugin = entry() else {
+            failures.append(PluginLoadFailure(path: path, reason: "\(AGRAPH_PLUGIN_ENTRY_SYMBOL) returned NULL (the plugin cannot work here)"))
+            return
+        }
+        // Read the version first, and nothing else of another major version.
+        let abi = UnsafeRawPointer(plugin).load(as: agraph_abi_version_t.self)
+        guard Int(abi.major) == Self.abiMajor else {
+            failures.append(PluginLoadFailure(path: path,
+                reason: "ABI \(abi.major).\(abi.minor), this agraph reads \(Self.abiMajor).x"))
+            return
+        }
+        let p = plugin.pointee
+        var loaded = LoadedPlugin(path: path, name: string(p.name) ?? "?", vendor: string(p.vendor) ?? "?",
+                                  version: string(p.version) ?? "?",
+                                  abiMajor: Int(abi.major), abiMinor: Int(abi.minor), typeIDs: [])
+        for i in 0..<Int(p.node_type_count) {
+            guard let t = p.node_types?[i] else {
+                failures.append(PluginLoadFailure(path: path, reason: "node type \(i) is NULL"))
+                continue
+            }
+            let id = string(t.pointee.type_id)
+            do {
+                let type = try PluginNodeType(type: t, path: path)
+                if types.contains(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
+                    throw PluginError("type id already provided by an earlier plugin")
+                }
+                types.append(type)
+                loaded.typeIDs.append(type.descriptor.typeID)
+            } catch {
+                failures.append(PluginLoadFailure(path: path, typeID: id ?? "#\(i)", reason: "\(error)"))
+            }
+        }
+        plugins.append(loaded)
+    }
+
+    /// One line for messages: what was searched and what failed, e.g.
+    /// `plugins searched: /a, /b; failed to load: libAGraphX.so (ABI 2.0, this agraph reads 1.x)`.
+    public var note: String {
+        var s = "plugins searched: " + (searchedFolders.isEmpty ? "no folders (set AGRAPH_PLUGIN_PATH)" : searchedFolders.joined(separator: ", "))
+        if !failures.isEmpty {
+            s += "; failed to load: " + failures.map(\.description).joined(separator: "; ")
+        }
+        return s
+    }
+
+    /// Why `typeID` is not available, for an unknown-type message.
+    public func explainUnknownType(_ typeID: String) -> String {
+        if let f = failures.first(where: { $0.typeID == typeID }) {
+            return "node type \"\(typeID)\" is unavailable: \(f.description); \(note)"
+        }
+        return "unknown node type \"\(typeID)\"; \(note)"
+    }
+}
+
+/// A refusal while reading a plugin's tables.
+struct PluginError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension NodeRegistry {
+    /// Adds the catalog's types. A type whose id is already registered (a
+    /// built-in) is not added; it is returned as a failure instead.
+    /// [main-thread]
+    public mutating func register(plugins catalog: PluginCatalog) -> [PluginLoadFailure] {
+        var refused: [PluginLoadFailure] = []
+        for t in catalog.types {
+            if self[t.descriptor.typeID] != nil {
+                refused.append(PluginLoadFailure(path: t.descriptor.origin, typeID: t.descriptor.typeID,
+                                                 reason: "type id already used by a built-in type"))
+                continue
+            }
+            register(t)
+        }
+        return refused
+    }
+
+    /// `base` plus every plugin found by the default search (and in
+    /// `extraFolders`), with the report of what was searched and what
+    /// failed. [main-thread]
+    public static func withPlugins(_ base: NodeRegistry = .builtIn, extraFolders: [String] = [])
+        -> (registry: NodeRegistry, report: PluginCatalog) {
+        var report = PluginCatalog.load(extraFolders: extraFolders)
+        var registry = base
+        report.failures += registry.register(plugins: report)
+        registry.unavailableNote = report.note
+        return (registry, report)
+    }
+}
+
+// MARK: - Node type
+
+/// A node type from a plugin: the C description turned into a
+/// `NodeDescriptor`, channel rules checked in `resolve`, instances made
+/// through the plugin's functions.
+public struct PluginNodeType: NodeType, @unchecked Sendable {
+    // @unchecked: the C tables are immutable and live until exit.
+    let type: UnsafePointer<agraph_node_type_t>
+    public let descriptor: NodeDescriptor
+    /// Input channels accepted, and the output rule.
+    let inputRange: ClosedRange<Int>?
+    let outputRule: OutputRule
+    let endless: Bool
+
+    enum OutputRule { case none, fixed(Int), sameAsInput }
+
+    /// Reads and checks the C description. [main-thread]
+    init(type: UnsafePointer<agraph_node_type_t>, path: String) throws {
+        self.type = type
+        let t = type.pointee
+        guard let id = string(t.type_id), !id.isEmpty else { throw PluginError("no type id") }
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
+            throw PluginError("type id may hold only letters, digits, '.', '-' and '_'")
+        }
+        guard t.input_count <= 1, t.output_count <= 1 else {
+            throw PluginError("\(t.input_count) inputs and \(t.output_count) outputs; ABI 1.x allows at most one of each")
+        }
+        guard t.input_count + t.output_count > 0 else { throw PluginError("no ports") }
+        if t.domain != AGRAPH_DOMAIN_REALTIME.rawValue {
+            let ext = t.domain == AGRAPH_DOMAIN_WORKER.rawValue ? "the worker-thread domain (extension \(AGRAPH_EXT_DECODER))" : "domain \(t.domain)"
+            throw PluginError("needs \(ext), which this agraph does not host yet")
+        }
+        guard t.create != nil, t.activate != nil, t.process != nil, t.deactivate != nil, t.destroy != nil else {
+            throw PluginError("create, activate, process, deactivate and destroy are required")
+        }
+        if t.input_count == 1 {
+            guard let port = t.inputs?.pointee else { throw PluginError("input port table is NULL") }
+            let lo = max(Int(port.min_channels), 1)
+            let hi = port.max_channels == 0 ? 64 : Int(port.max_channels)
+            guard lo <= hi else { throw PluginError("input accepts \(lo)…\(hi) channels") }
+            inputRange = lo...hi
+        } else {
+            inputRange = nil
+        }
+        if t.output_count == 1 {
+            guard let port = t.outputs?.pointee else { throw PluginError("output port table is NULL") }
+            switch port.channels_rule {
+            case AGRAPH_CHANNELS_FIXED.rawValue:
+                guard (1...64).contains(port.channels) else { throw PluginError("output has \(port.channels) channels (1…64)") }
+                outputRule = .fixed(Int(port.channels))
+            case AGRAPH_CHANNELS_SAME_AS_INPUT.rawValue:
+                guard t.input_count == 1 else { throw PluginError("a source's output cannot be \"same as input\"") }
+                outputRule = .sameAsInput
+            default:
+                throw PluginError("unknown output channel rule \(port.channels_rule)")
+            }
+        } else {
+            outputRule = .none
+        }
+        endless = t.flags & UInt32(AGRAPH_NODE_ENDLESS) != 0
+        var params: [ParameterDescriptor] = []
+        for i in 0..<Int(t.param_count) {
+            guard let p = t.params?[i] else { throw PluginError("parameter table is NULL") }
+            params.append(try Self.parameter(p))
+        }
+        let names = params.map(\.name)
+        if Set(names).count != names.count { throw PluginError("duplicate parameter names") }
+        if params.contains(where: \.live) && t.set_parameter == nil {
+            throw PluginError("live parameters but no set_parameter")
+        }
+        let role: NodeDescriptor.Role = t.input_count == 0 ? .source : (t.output_count == 0 ? .sink : .processor)
+        descriptor = NodeDescriptor(typeID: id, role: role, summary: string(t.summary) ?? "", inputs: t.input_count == 0 ? .none : .single,
+                                    parameters: params, domain: .realtime, origin: path)
+    }
+
+    static func parameter(_ p: agraph_param_t) throws -> ParameterDescriptor {
+        guard let name = string(p.name), !name.isEmpty else { throw PluginError("a parameter has no name") }
+        let flags = p.flags
+        let live = flags & UInt32(AGRAPH_PARAM_LIVE) != 0
+        let optional = flags & UInt32(AGRAPH_PARAM_OPTIONAL) != 0
+        let required = flags & UInt32(AGRAPH_PARAM_REQUIRED) != 0
+        let range: ClosedRange<Double>? = flags & UInt32(AGRAPH_PARAM_HAS_RANGE) != 0 ? (p.min <= p.max ? p.min...p.max : nil) : nil
+        if flags & UInt32(AGRAPH_PARAM_HAS_RANGE) != 0 && range == nil {
+            throw PluginError("parameter \(name): min \(p.min) > max \(p.max)")
+        }
+        let type: ParameterType
+        var def: ParameterValue?
+        switch p.type {
+        case AGRAPH_PARAM_NUMBER.rawValue:
+            type = .number; def = .number(p.default_number)
+        case AGRAPH_PARAM_INTEGER.rawValue:
+            type = .integer; def = .number(p.default_number.rounded())
+        case AGRAPH_PARAM_BOOLEAN.rawValue:
+            type = .boolean; def = .boolean(p.default_number != 0)
+        case AGRAPH_PARAM_CHOICE.rawValue:
+            let options = (0..<Int(p.choice_count)).compactMap { p.choices?[$0].map { String(cString: $0) } }
+            guard !options.isEmpty, options.count == Int(p.choice_count) else { throw PluginError("parameter \(name): a choice needs its strings") }
+            type = .choice(options)
+            let i = Int(p.default_number)
+            guard options.indices.contains(i) else { throw PluginError("parameter \(name): default choice \(i) out of range") }
+            def = .string(options[i])
+        case AGRAPH_PARAM_STRING.rawValue:
+            type = .string; def = string(p.default_string).map { .string($0) }
+        default:
+            throw PluginError("parameter \(name): unknown type \(p.type)")
+        }
+        if live && !(type == .number || type == .integer || type == .boolean) {
+            throw PluginError("parameter \(name): only number, integer and boolean parameters may be live")
+        }
+        if let r = range, case .number(let v)? = def, !r.contains(v), !required, !optional {
+            throw PluginError("parameter \(name): default \(v) outside \(r.lowerBound)…\(r.upperBound)")
+        }
+        if required || optional || (type == .string && def == nil && !optional) { def = nil }
+        return ParameterDescriptor(name, type, range: range, default: def, optional: optional,
+                                   unit: string(p.unit), live: live, string(p.summary) ?? "")
+    }
+
+    public func isEndless(_ parameters: NodeParameters) -> Bool { endless }
+
+    public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        var inputChannels = 0
+        if let range = inputRange {
+            guard let input = c.input else { return nil }
+            guard range.contains(input.channels) else {
+                c.error(input: 0, "\(descriptor.typeID) accepts \(range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)…\(range.upperBound)") channels; the input has \(input.channels)")
+                return nil
+            }
+            inputChannels = input.channels
+        }
+        let output: StreamFormat?
+        switch outputRule {
+        case .none: output = nil
+        case .fixed(let n): output = StreamFormat(channels: n, sampleRate: c.sampleRate)
+        case .sameAsInput: output = c.input
+        }
+        if let check = type.pointee.check {
+            let ok = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: inputChannels,
+                                    outputChannels: output?.channels ?? 0, sampleRate: c.sampleRate) { info, error in
+                check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
+            }
+            if ok.result == 0 {
+                c.error(ok.message.isEmpty ? "refused by the plugin" : ok.message)
+                return nil
+            }
+        }
+        return output
+    }
+
+    public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
+        let made = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
+                                  outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate) { info, error in
+            type.pointee.create!(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
+        }
+        guard let instance = made.result else {
+            throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID) (\(descriptor.origin)): create failed: \(made.message.isEmpty ? "no reason given" : made.message)")
+        }
+        return PluginRenderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID)
+    }
+
+    /// Calls `body` with the C view of a node's parameters (valid during the
+    /// call only) and an error buffer; returns its result and the message.
+    func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int,
+                           sampleRate: Double,
+                           _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
+        var strings: [UnsafeMutablePointer<CChar>] = []
+        defer { strings.forEach { free($0) } }
+        var values: [agraph_param_value_t] = []
+        for p in descriptor.parameters {
+            var v = agraph_param_value_t(is_set: 1, reserved0: 0, number: 0, string: nil)
+            switch parameters[p.name] {
+            case .number(let x)?: v.number = x
+            case .boolean(let b)?: v.number = b ? 1 : 0
+            case .string(let s)?:
+                let cs = strdup(s)!
+                strings.append(cs)
+                v.string = UnsafePointer(cs)
+                if case .choice(let options) = p.type { v.number = Double(options.firstIndex(of: s) ?? 0) }
+            default: v.is_set = 0
+            }
+            values.append(v)
+        }
+        let error = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
+        error.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        defer { error.deallocate() }
+        let id = strdup(nodeID)!
+        defer { free(id) }
+        let result = values.withUnsafeBufferPointer { buf in
+            var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
+                                            value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
+                                            output_channels: UInt32(outputChannels), reserved0: 0, sample_rate: sampleRate)
+            return withUnsafePointer(to: &info) { body($0, error) }
+        }
+        error[Int(AGRAPH_ERROR_CAPACITY) - 1] = 0
+        return (result, String(cString: error))
+    }
+}
+
+// MARK: - Runtime node
+
+/// One plugin instance in an engine: activate in `prepare`, process in
+/// `render` through the C function pointer, with the process block and the
+/// channel pointer arrays allocated once in `prepare`.
+final class PluginRenderNode: RenderNode {
+    let instance: OpaquePointer
+    let typeID: String
+    let nodeID: String
+    let activateFn: @convention(c) (OpaquePointer?, Double, UInt32, UnsafeMutablePointer<CChar>?, UInt32) -> Int32
+    let processFn: @convention(c) (OpaquePointer?, UnsafeMutablePointer<agraph_process_t>?) -> Void
+    let setParameterFn: (@convention(c) (OpaquePointer?, UInt32, Double) -> Void)?
+    let latencyFn: (@convention(c) (OpaquePointer?) -> UInt32)?
+    let deactivateFn: @convention(c) (OpaquePointer?) -> Void
+    let destroyFn: @convention(c) (OpaquePointer?) -> Void
+    let liveMask: [Bool]
+    var input: AudioBus?
+    var output: AudioBus?
+    var active = false
+    // Allocated in prepare, freed in deinit.
+    var block: UnsafeMutablePointer<agraph_process_t>?
+    var inputPointers: UnsafeMutablePointer<UnsafePointer<Float>?>?
+    var outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+
+    init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String) {
+        let t = type.pointee
+        self.instance = instance
+        self.typeID = typeID
+        self.nodeID = nodeID
+        activateFn = t.activate!
+        processFn = t.process!
+        setParameterFn = t.set_parameter
+        latencyFn = t.latency
+        deactivateFn = t.deactivate!
+        destroyFn = t.destroy!
+        liveMask = (0..<Int(t.param_count)).map { t.params[$0].flags & UInt32(AGRAPH_PARAM_LIVE) != 0 }
+    }
+
+    /// [main-thread & !active]
+    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        input = inputs.first
+        self.output = output
+        let error = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
+        error.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        defer { error.deallocate() }
+        if active { deactivateFn(instance); active = false }
+        guard activateFn(instance, context.sampleRate, UInt32(context.maxFrames), error, UInt32(AGRAPH_ERROR_CAPACITY)) != 0 else {
+            error[Int(AGRAPH_ERROR_CAPACITY) - 1] = 0
+            let why = String(cString: error)
+            throw EngineError(nodeID: nodeID, "\(typeID): activate failed: \(why.isEmpty ? "no reason given" : why)")
+        }
+        active = true
+        freeBuffers()
+        let inChannels = input?.channels ?? 0
+        let outChannels = output?.channels ?? 0
+        let ins = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(inChannels, 1))
+        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: max(outChannels, 1))
+        ins.initialize(repeating: nil, count: max(inChannels, 1))
+        outs.initialize(repeating: nil, count: max(outChannels, 1))
+        for c in 0..<inChannels { ins[c] = UnsafePointer(input!.channel(c)) }
+        for c in 0..<outChannels { outs[c] = output!.channel(c) }
+        let b = UnsafeMutablePointer<agraph_process_t>.allocate(capacity: 1)
+        b.initialize(to: agraph_process_t(
+            frames: 0, input_channels: UInt32(inChannels), output_channels: UInt32(outChannels), reserved0: 0,
+            inputs: inChannels > 0 ? UnsafePointer(UnsafeRawPointer(ins).assumingMemoryBound(to: UnsafePointer<Float>?.self)) : nil,
+            outputs: outChannels > 0 ? UnsafePointer(outs) : nil,
+            input_valid_frames: 0, input_ended: 0, output_valid_frames: 0, output_ended: 0))
+        inputPointers = ins
+        outputPointers = outs
+        block = b
+    }
+
+    /// [audio-thread & active]
+    func render(frames: Int) {
+        guard let block else { return }
+        let n = UInt32(frames)
+        block.pointee.frames = n
+        if let input {
+            let s = input.state
+            let valid = UInt32(s.validFrames < frames ? s.validFrames : frames)
+            block.pointee.input_valid_frames = valid
+            block.pointee.input_ended = s.ended ? 1 : 0
+            block.pointee.output_valid_frames = valid
+            block.pointee.output_ended = s.ended ? 1 : 0
+        } else {
+            block.pointee.input_valid_frames = 0
+            block.pointee.input_ended = 0
+            block.pointee.output_valid_frames = n
+            block.pointee.output_ended = 0
+        }
+        processFn(instance, block)
+        if let output {
+            var valid = Int(block.pointee.output_valid_frames)
+            if valid > frames { valid = frames }
+            if valid < frames { output.clear(from: valid, to: frames) }
+            output.state = BusState(validFrames: valid, ended: block.pointee.output_ended != 0)
+        }
+    }
+
+    /// [audio-thread & active]
+    func apply(_ change: ParameterChange) {
+        let i = Int(change.parameter)
+        guard i >= 0, i < liveMask.count, liveMask[i], let setParameterFn else { return }
+        setParameterFn(instance, UInt32(i), change.value)
+    }
+
+    /// [main-thread]
+    var latency: Int {
+        guard active, let latencyFn else { return 0 }
+        return Int(latencyFn(instance))
+    }
+
+    func freeBuffers() {
+        block?.deallocate(); block = nil
+        inputPointers?.deallocate(); inputPointers = nil
+        outputPointers?.deallocate(); outputPointers = nil
+    }
+
+    /// [main-thread, after the engine stopped]
+    deinit {
+        if active { deactivateFn(instance) }
+        destroyFn(instance)
+        freeBuffers()
+    }
+}
+
+// MARK: - Helpers
+
+func string(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+
+/// The folder of the running executable (for tests: the test runner's,
+/// next to the package's built plugin products).
+func executableFolder() -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard n > 0 else { return nil }
+    let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let slash = path.lastIndex(of: "/") else { return nil }
+    return String(path[..<slash])
+}
+
+func realPath(_ path: String) -> String? {
+    guard let p = realpath(path, nil) else { return nil }
+    defer { free(p) }
+    return String(cString: p)
+}
+
+/// File names in `folder`, sorted; empty when it can't be read.
+func listFolder(_ folder: String) -> [String] {
+    guard let dir = opendir(folder) else { return [] }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+}

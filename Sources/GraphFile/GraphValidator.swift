@@ -313,7 +313,8 @@ final class ValidationRun {
         }
         guard let type = registry[typeName] else {
             let hint = closestMatch(to: typeName, in: registry.typeIDs).map { "did you mean \"\($0)\"? " } ?? ""
-            error(pointer.appending("type"), node: id, "unknown node type \"\(typeName)\"; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))")
+            let note = registry.unavailableNote.map { "; \($0)" } ?? ""
+            error(pointer.appending("type"), node: id, "unknown node type \"\(typeName)\"; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))\(note)")
             return node
         }
         node.type = type

@@ -123,6 +123,10 @@ extension NodeType {
 /// The node types a graph may use, by type id, in registration order.
 public struct NodeRegistry: Sendable {
     public private(set) var types: [any NodeType] = []
+    /// What could not be made available (plugins that failed to load, and
+    /// where they were searched): appended to "unknown node type" errors,
+    /// so that unavailable is reported, never silently dropped.
+    public var unavailableNote: String?
 
     public init(_ types: [any NodeType] = []) {
         for t in types { register(t) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphPlugins
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +17,7 @@ struct AGraph: ParsableCommand {
             `agraph render` renders it offline as fast as the machine allows.
             """,
         version: "0.1.0",
-        subcommands: [Run.self, Render.self, Validate.self, Nodes.self, Dot.self, Schema.self]
+        subcommands: [Run.self, Render.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self]
     )
 }
 
@@ -43,8 +44,18 @@ func writeFD(_ fd: Int32, _ text: String) {
     }
 }
 
-/// Every node type the command line knows: built-in and JACK.
-func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry { .withJACK(binder) }
+/// The node plugins found once per run: AGRAPH_PLUGIN_PATH, then agraph's
+/// own folder (the package's built plugin products); what failed to load
+/// (and plugin types clashing with built-in ones) is in `failures`.
+let pluginReport: PluginCatalog = NodeRegistry.withPlugins(.withJACK()).report
+
+/// Every node type the command line knows: built-in, JACK and plugins.
+func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
+    var registry = NodeRegistry.withJACK(binder)
+    _ = registry.register(plugins: pluginReport)
+    registry.unavailableNote = pluginReport.note
+    return registry
+}
 
 /// Validates `path`; prints diagnostics; throws `ExitCode.failure` when it
 /// is invalid.
@@ -98,11 +109,12 @@ struct Nodes: ParsableCommand {
         let registry = standardRegistry()
         guard let type else {
             print(Describe.nodeList(registry), terminator: "")
+            if !pluginReport.failures.isEmpty { printError("agraph: \(pluginReport.note)") }
             return
         }
         guard let t = registry[type] else {
             let hint = closestMatch(to: type, in: registry.typeIDs).map { "did you mean '\($0)'? " } ?? ""
-            printError("agraph: unknown node type '\(type)'; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))")
+            printError("agraph: unknown node type '\(type)'; \(hint)known types: \(registry.typeIDs.joined(separator: ", ")); \(pluginReport.note)")
             throw ExitCode.failure
         }
         print(Describe.nodeType(t.descriptor), terminator: "")
@@ -125,6 +137,7 @@ struct Schema: ParsableCommand {
         abstract: "Print the JSON Schema of the graph format (docs/graph.schema.json).")
 
     func run() throws {
-        print(GraphSchema.make(registry: standardRegistry()).rendered())
+        // The format's own node types; plugins describe theirs in `agraph nodes`.
+        print(GraphSchema.make(registry: .withJACK()).rendered())
     }
 }

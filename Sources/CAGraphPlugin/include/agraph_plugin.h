@@ -1,5 +1,504 @@
-/* AudioGraph plugin ABI: placeholder, written with the plugins issue. */
+/*
+ * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.0.
+ *
+ * This header is the single source of truth for the ABI. It is C99, needs
+ * nothing but <stdint.h> and <stddef.h>, and is all a C plugin needs.
+ * Swift plugins use the `AGraphPluginKit` module, which builds these tables.
+ *
+ * ------------------------------------------------------------------------
+ * Overview
+ * ------------------------------------------------------------------------
+ * A plugin is a shared library (`libAGraph<Name>.so`) that exports one C
+ * function, `agraph_plugin_entry`, returning a static `agraph_plugin_t`.
+ * That descriptor starts with the ABI version; the host reads the version
+ * before anything else and refuses the library when the major version is
+ * not the one it was built for.
+ *
+ * The plugin describes each node type it provides statically
+ * (`agraph_node_type_t`: type id, ports, parameters), apart from any
+ * instance, so that the host can list, document and validate graphs
+ * without creating anything (like a LADSPA/PipeWire descriptor). Instances
+ * are created only when a validated graph is compiled:
+ *
+ *     create ──▶ activate ──▶ { process | set_parameter }* ──▶ deactivate ──▶ destroy
+ *       [main]     [main]          [audio]   [audio]              [main]        [main]
+ *
+ * ------------------------------------------------------------------------
+ * Threads and states (used in every function's comment, the CLAP way)
+ * ------------------------------------------------------------------------
+ * [main-thread]   The host's control thread that loads plugins, validates
+ *                 and compiles graphs. Calls on it may allocate, lock, do
+ *                 I/O. Never concurrent with another [main-thread] call.
+ * [audio-thread]  The realtime thread that renders blocks (the JACK process
+ *                 callback, or the offline renderer's loop). Calls on it
+ *                 must not allocate, free, lock, wait, sleep, log, print or
+ *                 do I/O, and must finish in bounded time.
+ * [worker-thread] The host's non-realtime helper thread (file reading,
+ *                 decoding). May allocate; must not block for long.
+ * [any-thread]    Thread-safe and realtime-safe.
+ *
+ * States of an instance: `!active` after create and after deactivate;
+ * `active` between activate and deactivate. [audio-thread] calls happen
+ * only while active, one at a time, never concurrently with any other call
+ * on the same instance. Different instances are independent: the host may
+ * call them from different threads at the same time.
+ *
+ * ------------------------------------------------------------------------
+ * Ownership
+ * ------------------------------------------------------------------------
+ * - Everything reachable from `agraph_plugin_entry()` (descriptor, node
+ *   types, ports, parameters, strings) belongs to the plugin, is immutable,
+ *   and must stay valid until the library is unloaded. The host may keep
+ *   pointers to it; the host never writes to it and never frees it.
+ *   (The host does not dlclose plugin libraries while running.)
+ * - Pointers the host passes to a function (parameter values, strings,
+ *   the process block, channel arrays, error buffers) belong to the host and
+ *   are valid only for the duration of that call unless stated otherwise.
+ *   Channel buffers are the exception: see `agraph_process_t`.
+ * - An instance belongs to the plugin; the host holds the opaque pointer
+ *   from `create` until it passes it to `destroy`.
+ *
+ * ------------------------------------------------------------------------
+ * Versioning: tables only grow by appending
+ * ------------------------------------------------------------------------
+ * - A change that breaks existing plugins bumps AGRAPH_PLUGIN_ABI_MAJOR.
+ *   The host loads only plugins whose major equals its own.
+ * - New fields, new function pointers, new enum values and new extensions
+ *   bump AGRAPH_PLUGIN_ABI_MINOR. New fields are only ever appended at the
+ *   end of a struct; nothing is reordered, resized or removed within a
+ *   major version. A field appended in minor N is read by the host only
+ *   when the plugin's `abi.minor >= N` (older plugins' structs end before
+ *   it). A plugin built against a newer minor than the host is accepted: the
+ *   host ignores the fields it does not know.
+ * - Optional features live in extensions looked up by id string
+ *   (`get_extension`). An extension's struct is frozen once published; a
+ *   changed extension gets a new id (".../2").
+ *
+ * ------------------------------------------------------------------------
+ * Audio format
+ * ------------------------------------------------------------------------
+ * Audio is non-interleaved 32-bit float, one buffer per channel, at the
+ * graph's sample rate (which a node never changes). A node has at most one
+ * audio input port and at most one audio output port in ABI 1.x; the graph
+ * calls them `in` and `out`. No input: a source. No output: a sink.
+ * The output format rule (`agraph_port_t.channels_rule`):
+ *   - AGRAPH_CHANNELS_FIXED: `channels` channels, with the default layout
+ *     for that count (1 mono, 2 stereo, 6 5.1, 8 7.1, else discrete);
+ *   - AGRAPH_CHANNELS_SAME_AS_INPUT: the input's channel count *and* layout
+ *     tag pass through (processors only).
+ * An input port accepts `min_channels … max_channels` channels (0 for
+ * max_channels: no upper limit); the host checks this when validating a
+ * graph and reports a mismatch as an error on that link.
+ */
 #ifndef AGRAPH_PLUGIN_H
 #define AGRAPH_PLUGIN_H
-#define AGRAPH_PLUGIN_ABI_MAJOR 0
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/** The ABI this header describes. */
+#define AGRAPH_PLUGIN_ABI_MAJOR 1
+#define AGRAPH_PLUGIN_ABI_MINOR 0
+
+/** The name of the one function a plugin library exports. */
+#define AGRAPH_PLUGIN_ENTRY_SYMBOL "agraph_plugin_entry"
+
+/** Size of the error buffers the host passes (bytes, including the NUL). */
+#define AGRAPH_ERROR_CAPACITY 512
+
+/* ======================================================================
+ * Parameters
+ * ====================================================================== */
+
+/** A parameter's type, as a graph file writes it. Append-only. */
+typedef enum agraph_param_type {
+    /** A real number; `min`/`max` bound it, `default_number` is its default. */
+    AGRAPH_PARAM_NUMBER = 0,
+    /** A whole number; `min`/`max` bound it. Passed as a double holding an integer. */
+    AGRAPH_PARAM_INTEGER = 1,
+    /** true/false; passed as 0.0 or 1.0. */
+    AGRAPH_PARAM_BOOLEAN = 2,
+    /** One of `choices` (strings); passed as the index of the choice
+     *  (in `number`) and the choice itself (in `string`). */
+    AGRAPH_PARAM_CHOICE = 3,
+    /** Free text (UTF-8); `default_string` is its default. */
+    AGRAPH_PARAM_STRING = 4
+} agraph_param_type_t;
+
+/** Flags of a parameter (bit set). Append-only. */
+enum {
+    /** The value may change while the graph renders (`node.param` in
+     *  `agraph run`): the host then calls `set_parameter` on the audio
+     *  thread. Only NUMBER, INTEGER and BOOLEAN parameters may be live in 1.x. */
+    AGRAPH_PARAM_LIVE = 1u << 0,
+    /** A graph may leave the parameter out and it stays absent (no
+     *  default): the host passes `is_set = 0`. */
+    AGRAPH_PARAM_OPTIONAL = 1u << 1,
+    /** The parameter has no default: a graph must give it. Wins over the
+     *  default fields. */
+    AGRAPH_PARAM_REQUIRED = 1u << 2,
+    /** `min` and `max` are meaningful (NUMBER and INTEGER). */
+    AGRAPH_PARAM_HAS_RANGE = 1u << 3
+};
+
+/** The static description of one parameter. Owned by the plugin. */
+typedef struct agraph_param {
+    /** Name in the graph file (`"params": {"rate": 5}`), ASCII, unique
+     *  within the node type. Never NULL. */
+    const char *name;
+    /** One sentence for `agraph nodes TYPE`. Never NULL. */
+    const char *summary;
+    /** Unit for display ("Hz", "dB", "s", "%"), or NULL. */
+    const char *unit;
+    /** An agraph_param_type_t value. */
+    uint32_t type;
+    /** AGRAPH_PARAM_* flags. */
+    uint32_t flags;
+    /** Inclusive range, when flags has AGRAPH_PARAM_HAS_RANGE. */
+    double min;
+    double max;
+    /** Default for NUMBER, INTEGER, BOOLEAN (0/1) and CHOICE (an index
+     *  into `choices`). */
+    double default_number;
+    /** Default for STRING (UTF-8), else NULL. */
+    const char *default_string;
+    /** CHOICE only: `choice_count` strings, else NULL / 0. */
+    const char *const *choices;
+    uint32_t choice_count;
+    uint32_t reserved0;
+} agraph_param_t;
+
+/** One parameter value passed to `create` and `check`. Owned by the host. */
+typedef struct agraph_param_value {
+    /** 0 when an OPTIONAL parameter was left out; 1 otherwise. */
+    uint32_t is_set;
+    uint32_t reserved0;
+    /** NUMBER, INTEGER, BOOLEAN (0/1), CHOICE (the index). */
+    double number;
+    /** STRING and CHOICE: the text, NUL-terminated UTF-8; else NULL.
+     *  Valid only during the call. */
+    const char *string;
+} agraph_param_value_t;
+
+/* ======================================================================
+ * Ports
+ * ====================================================================== */
+
+/** How a port's channel count is decided. Append-only. */
+typedef enum agraph_channels_rule {
+    /** Exactly `channels` channels (outputs); `min_channels…max_channels`
+     *  are accepted (inputs). */
+    AGRAPH_CHANNELS_FIXED = 0,
+    /** Output only: as many channels as the input, same layout tag. */
+    AGRAPH_CHANNELS_SAME_AS_INPUT = 1
+} agraph_channels_rule_t;
+
+/** An audio port. Owned by the plugin. */
+typedef struct agraph_port {
+    /** For documentation ("in", "out"); the graph always names the ports
+     *  `in` and `out`. May be NULL. */
+    const char *name;
+    /** An agraph_channels_rule_t value. */
+    uint32_t channels_rule;
+    /** Output with AGRAPH_CHANNELS_FIXED: the channel count (1…64). */
+    uint32_t channels;
+    /** Input: the accepted channel counts, inclusive; max 0 = no limit. */
+    uint32_t min_channels;
+    uint32_t max_channels;
+} agraph_port_t;
+
+/* ======================================================================
+ * Instances
+ * ====================================================================== */
+
+/** An instance, opaque to the host; the plugin defines it. */
+typedef struct agraph_instance agraph_instance_t;
+
+struct agraph_node_type;
+
+/** What `create` (and `check`) learn about the node. Owned by the host,
+ *  valid only during the call. */
+typedef struct agraph_create_info {
+    /** The node type being instantiated (one of the plugin's own). */
+    const struct agraph_node_type *type;
+    /** The node's id in the graph (for messages). */
+    const char *node_id;
+    /** One value per entry of `type->params`, in that order, type-checked,
+     *  range-checked and defaulted by the host. */
+    const agraph_param_value_t *values;
+    uint32_t value_count;
+    /** Channels reaching the input port (0 for a source). */
+    uint32_t input_channels;
+    /** Channels of the output port, by the port's rule (0 for a sink). */
+    uint32_t output_channels;
+    uint32_t reserved0;
+    /** The graph's sample rate in Hz (also passed to activate). */
+    double sample_rate;
+} agraph_create_info_t;
+
+/** One block for `process`. Owned by the host, which allocates it once at
+ *  activation; its pointers stay valid while the instance is active, but
+ *  the plugin must only read or write through them during `process`. */
+typedef struct agraph_process {
+    /** Frames to process: 1 … max_frames of `activate`. */
+    uint32_t frames;
+    /** Channel counts of the ports (as in create_info). */
+    uint32_t input_channels;
+    uint32_t output_channels;
+    uint32_t reserved0;
+    /** input_channels read-only buffers of `frames` samples, or NULL. */
+    const float *const *inputs;
+    /** output_channels buffers of at least `frames` samples, or NULL. */
+    float *const *outputs;
+    /** Frames of real signal in the input this block (the rest are zero),
+     *  and whether the input stream has ended. */
+    uint32_t input_valid_frames;
+    uint32_t input_ended;
+    /** Written by the plugin (optional): the host presets them to the
+     *  input's values (a source: frames, 0). A source that ends sets
+     *  `output_ended = 1` and `output_valid_frames` to the frames of the
+     *  last block that carry signal; the host zeroes the output past
+     *  `output_valid_frames`. */
+    uint32_t output_valid_frames;
+    uint32_t output_ended;
+} agraph_process_t;
+
+/** Execution domain of a node type. Append-only. */
+typedef enum agraph_domain {
+    /** `process` runs on the audio thread and is realtime-safe. */
+    AGRAPH_DOMAIN_REALTIME = 0,
+    /** The node's work runs on the worker thread through an extension
+     *  (e.g. AGRAPH_EXT_DECODER); `process` may be NULL. A host that does
+     *  not know any of the type's extensions reports the type as
+     *  unavailable. */
+    AGRAPH_DOMAIN_WORKER = 1
+} agraph_domain_t;
+
+/** Flags of a node type (bit set). Append-only. */
+enum {
+    /** A source that never ends (the host renders it until stopped). */
+    AGRAPH_NODE_ENDLESS = 1u << 0
+};
+
+/** The static description of one node type, and its instance functions.
+ *  Owned by the plugin, immutable. */
+typedef struct agraph_node_type {
+    /** Unique type id used in graph files: reverse-DNS ("com.example.tremolo")
+     *  or a short unique name; letters, digits, '.', '-', '_'. A type id that
+     *  is already known (built in, or from an earlier plugin) is refused. */
+    const char *type_id;
+    /** One sentence for `agraph nodes`. Never NULL. */
+    const char *summary;
+    /** An agraph_domain_t value. */
+    uint32_t domain;
+    /** AGRAPH_NODE_* flags. */
+    uint32_t flags;
+
+    /** 0 (a source) or 1 input port. */
+    uint32_t input_count;
+    /** 0 (a sink) or 1 output port. */
+    uint32_t output_count;
+    const agraph_port_t *inputs;
+    const agraph_port_t *outputs;
+
+    /** The parameters, in order: the index of a parameter in this array is
+     *  the index passed to set_parameter. */
+    uint32_t param_count;
+    uint32_t reserved0;
+    const agraph_param_t *params;
+
+    /** For the plugin's own use (e.g. the Swift kit keeps the Swift type
+     *  here). The host never reads it. */
+    void *plugin_data;
+
+    /** Optional (may be NULL): checks a parameter combination or input
+     *  channel count beyond what the static description says. Returns 1
+     *  when fine; 0 after writing a one-line reason (NUL-terminated, at most
+     *  `error_capacity` bytes) into `error`, which the host reports as a
+     *  validation error of the node. Must not keep `info` or its pointers.
+     *  [main-thread] */
+    int32_t (*check)(const agraph_create_info_t *info, char *error, uint32_t error_capacity);
+
+    /** Creates an instance for a validated node. Returns NULL on failure
+     *  after writing a reason into `error` (as for `check`). The new
+     *  instance is !active. May allocate. Must not keep `info`; copy what
+     *  it needs (strings included).
+     *  [main-thread] */
+    agraph_instance_t *(*create)(const agraph_create_info_t *info, char *error, uint32_t error_capacity);
+
+    /** Prepares for processing: allocate every buffer here (the last place
+     *  the instance may allocate before deactivate). `max_frames` is the
+     *  largest `frames` process will get. Returns 1 on success; 0 after
+     *  writing a reason into `error`.
+     *  [main-thread & !active] → active */
+    int32_t (*activate)(agraph_instance_t *instance, double sample_rate, uint32_t max_frames,
+                        char *error, uint32_t error_capacity);
+
+    /** Processes one block: reads `block->inputs`, writes every output
+     *  channel for `block->frames` frames, may set the output state fields.
+     *  Must not allocate, lock, wait or do I/O. May be NULL only for
+     *  AGRAPH_DOMAIN_WORKER types.
+     *  [audio-thread & active] */
+    void (*process)(agraph_instance_t *instance, agraph_process_t *block);
+
+    /** Changes a LIVE parameter; takes effect from the next process call
+     *  (smooth it if a jump would click). `index` is into `params`; `value`
+     *  is already range-checked (booleans 0/1). Called between process
+     *  calls, never during one. May be NULL when no parameter is LIVE.
+     *  [audio-thread & active] */
+    void (*set_parameter)(agraph_instance_t *instance, uint32_t index, double value);
+
+    /** Frames by which the output lags the input (lookahead, FFT blocks,
+     *  decoder delay), for latency reporting. May be NULL (0).
+     *  [main-thread & active] */
+    uint32_t (*latency)(const agraph_instance_t *instance);
+
+    /** Ends processing; the instance may free what activate allocated and
+     *  may be activated again.
+     *  [main-thread & active] → !active */
+    void (*deactivate)(agraph_instance_t *instance);
+
+    /** Frees the instance. The host deactivates first when it was active.
+     *  [main-thread & !active] */
+    void (*destroy)(agraph_instance_t *instance);
+
+    /** Optional (may be NULL): an extension of this instance by id (see
+     *  AGRAPH_EXT_*), or NULL when the instance does not implement it. The
+     *  returned struct belongs to the plugin and stays valid until destroy.
+     *  [main-thread] */
+    const void *(*get_extension)(const agraph_instance_t *instance, const char *id);
+
+    /* Fields appended in later minor versions go here. */
+} agraph_node_type_t;
+
+/* ======================================================================
+ * The plugin
+ * ====================================================================== */
+
+/** The ABI version a plugin was built against. */
+typedef struct agraph_abi_version {
+    uint32_t major;
+    uint32_t minor;
+} agraph_abi_version_t;
+
+/** What `agraph_plugin_entry` returns. Owned by the plugin, immutable,
+ *  valid until the library is unloaded. */
+typedef struct agraph_plugin {
+    /** MUST be the first field, in every major version:
+     *  { AGRAPH_PLUGIN_ABI_MAJOR, AGRAPH_PLUGIN_ABI_MINOR }. The host reads
+     *  only this field of a plugin whose major differs from its own. */
+    agraph_abi_version_t abi;
+    /** Human-readable name, vendor and version of the plugin (not of the
+     *  ABI), for `agraph nodes`. Never NULL. */
+    const char *name;
+    const char *vendor;
+    const char *version;
+    /** The node types, each pointer valid until unload. */
+    uint32_t node_type_count;
+    uint32_t reserved0;
+    const agraph_node_type_t *const *node_types;
+
+    /** Optional (may be NULL): plugin-wide extension by id, or NULL.
+     *  [main-thread] */
+    const void *(*get_extension)(const char *id);
+
+    /* Fields appended in later minor versions go here. */
+} agraph_plugin_t;
+
+/** The one function a plugin exports. Called by the host once after
+ *  dlopen, before anything else; must not allocate anything the host would
+ *  have to free; may return the same pointer on every call. Returns NULL
+ *  when the plugin cannot work on this system (the host reports it).
+ *  [main-thread] */
+typedef const agraph_plugin_t *(*agraph_plugin_entry_fn)(void);
+const agraph_plugin_t *agraph_plugin_entry(void);
+
+/* ======================================================================
+ * Extension: decoder (AGRAPH_EXT_DECODER) — designed, not yet hosted
+ * ====================================================================== */
+
+/*
+ * A decoder node consumes compressed frames (e.g. a Dolby AC-4 / DAA
+ * elementary stream) and produces PCM. Decoding is too bursty and too slow
+ * per call for the audio thread, so it runs on the host's worker thread:
+ *
+ *   worker thread:  demux/read frame ─▶ decode(frame, timestamp) ─▶ PCM ─▶ ring
+ *   audio thread:   ring ─▶ node output   (host code; the plugin's process is
+ *                                          not called, it may be NULL)
+ *
+ * Such a node type declares `domain = AGRAPH_DOMAIN_WORKER`, and its
+ * instances return this struct from `get_extension(instance,
+ * AGRAPH_EXT_DECODER)`. The host owns the reading of the compressed stream
+ * (which source feeds the decoder is a host parameter of the graph node),
+ * the ring between the worker and the audio thread, seeking, underrun
+ * counting and latency reporting; the plugin only turns frames into PCM.
+ *
+ * Lifecycle: create → activate(sample_rate, max_frames) → configure? →
+ * { decode | flush }* on the worker thread → deactivate → destroy.
+ * The host never calls decode and flush concurrently with each other, or
+ * with activate/deactivate/destroy.
+ *
+ * A host that does not implement this extension (agraph with ABI 1.0)
+ * reports WORKER-domain types as unavailable, naming the extension.
+ */
+#define AGRAPH_EXT_DECODER "agraph.decoder/1"
+
+/** Result codes of the decoder functions. Append-only. */
+typedef enum agraph_decode_status {
+    /** PCM written (possibly 0 frames while the decoder primes). */
+    AGRAPH_DECODE_OK = 0,
+    /** The frame is corrupt; the host counts it, writes silence for its
+     *  duration and continues with the next frame. */
+    AGRAPH_DECODE_BAD_FRAME = 1,
+    /** The stream changed in a way the node cannot follow (channel count
+     *  beyond `output_channels`); the host stops the node with an error. */
+    AGRAPH_DECODE_FATAL = 2
+} agraph_decode_status_t;
+
+typedef struct agraph_decoder_ext {
+    /** Optional (may be NULL): passes codec configuration found by the
+     *  host's demuxer (e.g. a decoder-specific info box), before the first
+     *  decode and after a stream change. `bytes` is valid only during the
+     *  call. Returns 1 on success; 0 after writing a reason into `error`.
+     *  [worker-thread & active] */
+    int32_t (*configure)(agraph_instance_t *instance, const uint8_t *bytes, uint32_t size,
+                         char *error, uint32_t error_capacity);
+
+    /** Largest number of PCM frames one decode call may produce; the host
+     *  sizes `pcm` by it. [main-thread & active] */
+    uint32_t (*max_frames_per_decode)(const agraph_instance_t *instance);
+
+    /** Decodes one compressed frame. `frame`/`size`: the frame's bytes,
+     *  owned by the host, valid only during the call. `timestamp`: the
+     *  frame's presentation time in samples at the graph's rate (from the
+     *  container; -1 when unknown), so the decoder can report or fill gaps.
+     *  `pcm`: `output_channels` host buffers of `capacity_frames` frames
+     *  (≥ max_frames_per_decode); the plugin writes `*frames_written`
+     *  frames to every channel. May allocate (it is not the audio thread)
+     *  but should not: it runs once per frame.
+     *  [worker-thread & active] */
+    int32_t (*decode)(agraph_instance_t *instance, const uint8_t *frame, uint32_t size,
+                      int64_t timestamp, float *const *pcm, uint32_t capacity_frames,
+                      uint32_t *frames_written);
+
+    /** Drops all decoder state (overlap buffers, priming) before the host
+     *  feeds frames from another position (seek, loop, stream switch).
+     *  The first decodes afterwards may produce 0 frames while priming.
+     *  [worker-thread & active] */
+    void (*flush)(agraph_instance_t *instance);
+
+    /** The decoder's delay in frames: how far its PCM lags the frames'
+     *  timestamps (priming, overlap-add). The host adds it to the node's
+     *  latency and may trim it after a flush. [main-thread & active] */
+    uint32_t (*decoder_latency)(const agraph_instance_t *instance);
+} agraph_decoder_ext_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AGRAPH_PLUGIN_H */
