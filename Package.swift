@@ -25,6 +25,10 @@ let package = Package(
         .library(name: "AGraphPluginKit", targets: ["AGraphPluginKit"]),
         // Node plugins: dynamic libraries loaded at run time.
         .library(name: "AGraphExamplePlugin", type: .dynamic, targets: ["ExamplePlugin"]),
+        // The Dolby DAA decoder node (loads a licensee's library at run time).
+        .library(name: "AGraphDAAPlugin", type: .dynamic, targets: ["DAAPlugin"]),
+        // Test double of the DAA library's interface: NOT a decoder.
+        .library(name: "TestDoubleDAA", type: .dynamic, targets: ["TestDoubleDAA"]),
         // Test fixture: a plugin built against another ABI major version.
         .library(name: "AGraphTestAbiMismatchPlugin", type: .dynamic, targets: ["AbiMismatchPlugin"]),
         .executable(name: "agraph", targets: ["agraph"]),
@@ -69,7 +73,7 @@ let package = Package(
         ),
         .target(
             name: "AudioGraph",
-            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphSndFile"],
+            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphSndFile", "AC4"],
             path: "Sources/AudioGraph"
         ),
         .target(
@@ -95,6 +99,16 @@ let package = Package(
             dependencies: ["AGraphPluginKit"],
             path: "Plugins/ExamplePlugin",
             exclude: ["README.md"]
+        ),
+        .target(
+            name: "DAAPlugin",
+            dependencies: ["CAGraphPlugin"],
+            path: "Plugins/DAAPlugin",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        .target(
+            name: "TestDoubleDAA",
+            path: "Tests/DAATestDouble"
         ),
         .target(
             name: "AbiMismatchPlugin",
@@ -156,6 +170,11 @@ let package = Package(
             name: "AC4Tests",
             dependencies: ["AC4", "TestSupport"],
             path: "Tests/AC4Tests"
+        ),
+        .testTarget(
+            name: "DAATests",
+            dependencies: ["AudioGraphPlugins", "AC4", "TestSupport"],
+            path: "Tests/DAATests"
         ),
         .testTarget(
             name: "PluginTests",

@@ -1,0 +1,1 @@
+/* DAA decoder plugin. */

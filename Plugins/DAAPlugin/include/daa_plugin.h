@@ -1,0 +1,1 @@
+/* DAA plugin internals. */

@@ -1,0 +1,1 @@
+/* TEST DOUBLE of the DAA decoder interface (not a decoder). */
