@@ -316,7 +316,7 @@ public struct PluginExport: @unchecked Sendable {
             process: processTrampoline,
             set_parameter: d.parameters.contains(where: \.live) ? setParameterTrampoline : nil,
             latency: latencyTrampoline, deactivate: deactivateTrampoline, destroy: destroyTrampoline,
-            get_extension: nil))
+            get_extension: nil, input_codec: nil, output_layout: nil))
         return t
     }
 }

@@ -7,7 +7,7 @@ extension NodeRegistry {
     /// Every node type that ships with AudioGraph.
     public static var builtIn: NodeRegistry {
         NodeRegistry([
-            TestToneType(), FileSourceType(),
+            TestToneType(), FileSourceType(), AC4SourceType(),
             GainType(), MixerType(), FormatTagType(),
             FileSinkType(), NullType(),
         ])

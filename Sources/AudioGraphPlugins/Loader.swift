@@ -139,7 +139,7 @@ public struct PluginCatalog: Sendable {
             }
             let id = string(t.pointee.type_id)
             do {
-                let type = try PluginNodeType(type: t, path: path)
+                let type = try PluginNodeType(type: t, path: path, abiMinor: Int(abi.minor))
                 if types.contains(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
                     throw PluginError("type id already provided by an earlier plugin")
                 }
@@ -220,13 +220,20 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
     let inputRange: ClosedRange<Int>?
     let outputRule: OutputRule
     let endless: Bool
+    /// A worker-domain decoder: the codec its input takes (ABI 1.1).
+    let inputCodec: String?
+    /// ABI 1.1 `output_layout`, when the plugin has it.
+    let outputLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?) -> UnsafePointer<CChar>?)?
 
     enum OutputRule { case none, fixed(Int), sameAsInput }
 
-    /// Reads and checks the C description. [main-thread]
-    init(type: UnsafePointer<agraph_node_type_t>, path: String) throws {
+    /// Reads and checks the C description; fields appended in ABI 1.1 are
+    /// read only when the plugin's minor version has them. [main-thread]
+    init(type: UnsafePointer<agraph_node_type_t>, path: String, abiMinor: Int) throws {
         self.type = type
         let t = type.pointee
+        inputCodec = abiMinor >= 1 ? string(t.input_codec) : nil
+        outputLayout = abiMinor >= 1 ? t.output_layout : nil
         guard let id = string(t.type_id), !id.isEmpty else { throw PluginError("no type id") }
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
             throw PluginError("type id may hold only letters, digits, '.', '-' and '_'")
@@ -235,14 +242,20 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             throw PluginError("\(t.input_count) inputs and \(t.output_count) outputs; ABI 1.x allows at most one of each")
         }
         guard t.input_count + t.output_count > 0 else { throw PluginError("no ports") }
+        let isDecoder = t.domain == AGRAPH_DOMAIN_WORKER.rawValue
         if t.domain != AGRAPH_DOMAIN_REALTIME.rawValue {
-            let ext = t.domain == AGRAPH_DOMAIN_WORKER.rawValue ? "the worker-thread domain (extension \(AGRAPH_EXT_DECODER))" : "domain \(t.domain)"
-            throw PluginError("needs \(ext), which this agraph does not host yet")
+            guard isDecoder else { throw PluginError("unknown domain \(t.domain)") }
+            guard inputCodec != nil, t.input_count == 1, t.output_count == 1 else {
+                throw PluginError("a worker-domain node must be a decoder (extension \(AGRAPH_EXT_DECODER)): one input with input_codec (ABI 1.1) and one output")
+            }
+            guard t.get_extension != nil else { throw PluginError("a decoder needs get_extension for \(AGRAPH_EXT_DECODER)") }
         }
-        guard t.create != nil, t.activate != nil, t.process != nil, t.deactivate != nil, t.destroy != nil else {
+        guard t.create != nil, t.activate != nil, t.deactivate != nil, t.destroy != nil, isDecoder || t.process != nil else {
             throw PluginError("create, activate, process, deactivate and destroy are required")
         }
-        if t.input_count == 1 {
+        if isDecoder {
+            inputRange = nil
+        } else if t.input_count == 1 {
             guard let port = t.inputs?.pointee else { throw PluginError("input port table is NULL") }
             let lo = max(Int(port.min_channels), 1)
             let hi = port.max_channels == 0 ? 64 : Int(port.max_channels)
@@ -279,7 +292,8 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         }
         let role: NodeDescriptor.Role = t.input_count == 0 ? .source : (t.output_count == 0 ? .sink : .processor)
         descriptor = NodeDescriptor(typeID: id, role: role, summary: string(t.summary) ?? "", inputs: t.input_count == 0 ? .none : .single,
-                                    parameters: params, domain: .realtime, origin: path)
+                                    parameters: params, domain: isDecoder ? .background : .realtime, origin: path,
+                                    inputCodecs: inputCodec.map { [$0] } ?? [])
     }
 
     static func parameter(_ p: agraph_param_t) throws -> ParameterDescriptor {
@@ -336,11 +350,25 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             }
             inputChannels = input.channels
         }
-        let output: StreamFormat?
+        if inputCodec != nil, c.input == nil { return nil }
+        var output: StreamFormat?
         switch outputRule {
         case .none: output = nil
         case .fixed(let n): output = StreamFormat(channels: n, sampleRate: c.sampleRate)
         case .sameAsInput: output = c.input
+        }
+        if let outputLayout, let channels = output?.channels {
+            let named = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: inputChannels,
+                                       outputChannels: channels, sampleRate: c.sampleRate) { info, _ in
+                outputLayout(info).map { String(cString: $0) }
+            }.result
+            if let name = named {
+                guard let layout = ChannelLayout(rawValue: name), layout.channelCount.map({ $0 == channels }) ?? true else {
+                    c.error("the plugin names output layout \"\(name)\", which does not fit \(channels) channels")
+                    return nil
+                }
+                output?.layout = layout
+            }
         }
         if let check = type.pointee.check {
             let ok = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: inputChannels,
@@ -362,6 +390,14 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         }
         guard let instance = made.result else {
             throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID) (\(descriptor.origin)): create failed: \(made.message.isEmpty ? "no reason given" : made.message)")
+        }
+        if inputCodec != nil {
+            guard let source = c.inputNodes.first as? CompressedFrameSource else {
+                type.pointee.destroy?(instance)
+                throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID): its input is not a source of compressed frames")
+            }
+            return try PluginDecoderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID,
+                                         source: source, channels: c.outputFormat?.channels ?? 2)
         }
         return PluginRenderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID)
     }
@@ -481,6 +517,15 @@ final class PluginRenderNode: RenderNode {
         guard let block else { return }
         let n = UInt32(frames)
         block.pointee.frames = n
+        // Channel pointers follow the engine's block layout: refresh them.
+        if let input, let ins = inputPointers {
+            var c = 0
+            while c < input.channels { ins[c] = UnsafePointer(input.channel(c)); c += 1 }
+        }
+        if let output, let outs = outputPointers {
+            var c = 0
+            while c < output.channels { outs[c] = output.channel(c); c += 1 }
+        }
         if let input {
             let s = input.state
             let valid = UInt32(s.validFrames < frames ? s.validFrames : frames)

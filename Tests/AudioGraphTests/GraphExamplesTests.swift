@@ -46,6 +46,7 @@ final class GraphExamplesTests: XCTestCase {
         "cycle.json": .init(pointer: "/links/1", phrases: ["cycle", "first", "second", "mix"]),
         "channel-count-mismatch.json": .init(pointer: "/nodes/1/params/layout", phrases: ["\"5.1\" has 6 channels", "the stream has 2"], node: "tag"),
         "no-sink.json": .init(pointer: "/nodes", phrases: ["no sink", "file-out", "null"]),
+        "compressed-into-audio.json": .init(pointer: "/links/0", phrases: ["'stream' emits compressed ac4-sync frames", "takes PCM audio"], node: "trim"),
         "unreadable-input-file.json": .init(pointer: "/nodes/0/params/path", phrases: ["does-not-exist.wav", "no such file"], node: "player"),
         "input-port-not-connected.json": .init(pointer: "/nodes/1", phrases: ["input port 'in1' is not connected"], node: "mix"),
         "mixer-gains-count.json": .init(pointer: "/nodes/2/params/gains", phrases: ["3 gains for 2 inputs"], node: "mix"),
@@ -135,8 +136,16 @@ final class GraphExamplesTests: XCTestCase {
 
     // MARK: valid graphs
 
+    /// Graphs that need a licensee's DAA library (`ac4-daa*.json`): they
+    /// validate only where one is given, so the DAA tests check them with
+    /// the test double of the DAA interface, not these tests.
+    static func needsDAALibrary(_ url: URL) -> Bool { url.lastPathComponent.hasPrefix("ac4-daa") }
+
+    /// Node types whose examples are those graphs.
+    static let typesCoveredByDAATests: Set<String> = ["ac4"]
+
     func testExampleGraphsValidateCleanly() throws {
-        let files = try Self.jsonFiles(in: Self.graphsDir)
+        let files = try Self.jsonFiles(in: Self.graphsDir).filter { !Self.needsDAALibrary($0) }
         XCTAssertGreaterThanOrEqual(files.count, 8)
         var typesUsed = Set<String>()
         var waveforms = Set<String>()
@@ -156,7 +165,8 @@ final class GraphExamplesTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(typesUsed, Set(NodeRegistry.withJACK().typeIDs), "every node type has an example")
+        XCTAssertEqual(typesUsed, Set(NodeRegistry.withJACK().typeIDs).subtracting(Self.typesCoveredByDAATests),
+                       "every node type has an example")
         guard case .choice(let allWaveforms)? = NodeRegistry.builtIn["test-tone"]?.descriptor.parameter(named: "waveform")?.type else {
             return XCTFail("test-tone has no \"waveform\" choice")
         }
@@ -175,7 +185,7 @@ final class GraphExamplesTests: XCTestCase {
         try fm.createSymbolicLink(at: graphs.appendingPathComponent("media"),
                                   withDestinationURL: Self.graphsDir.appendingPathComponent("media"))
 
-        for url in try Self.jsonFiles(in: Self.graphsDir) {
+        for url in try Self.jsonFiles(in: Self.graphsDir).filter { !Self.needsDAALibrary($0) } {
             let name = url.lastPathComponent
             let bytes = try [UInt8](Data(contentsOf: url))
             let g: ValidatedGraph

@@ -102,7 +102,7 @@ extern "C" {
 
 /** The ABI this header describes. */
 #define AGRAPH_PLUGIN_ABI_MAJOR 1
-#define AGRAPH_PLUGIN_ABI_MINOR 0
+#define AGRAPH_PLUGIN_ABI_MINOR 1
 
 /** The name of the one function a plugin library exports. */
 #define AGRAPH_PLUGIN_ENTRY_SYMBOL "agraph_plugin_entry"
@@ -372,6 +372,22 @@ typedef struct agraph_node_type {
      *  [main-thread] */
     const void *(*get_extension)(const agraph_instance_t *instance, const char *id);
 
+    /* ---- ABI 1.1: read only from plugins whose abi.minor >= 1 ---- */
+
+    /** For an AGRAPH_DOMAIN_WORKER decoder: the codec of the compressed
+     *  frames its input takes, e.g. "ac4-sync" (AC-4 sync frames, "simple
+     *  transport") or "ac4-raw" (raw frames as MP4 carries them); the host
+     *  links it only to sources of that codec. NULL for an audio input.
+     *  [read on the main thread] */
+    const char *input_codec;
+
+    /** Optional (may be NULL): the layout tag of the output for these
+     *  parameters: "mono", "stereo", "binaural", "5.1", "7.1" or
+     *  "discrete"; NULL (function or result) means the usual layout for the
+     *  channel count. The returned string is static. Must not keep `info`.
+     *  [main-thread] */
+    const char *(*output_layout)(const agraph_create_info_t *info);
+
     /* Fields appended in later minor versions go here. */
 } agraph_node_type_t;
 
@@ -438,12 +454,26 @@ const agraph_plugin_t *agraph_plugin_entry(void);
  * counting and latency reporting; the plugin only turns frames into PCM.
  *
  * Lifecycle: create → activate(sample_rate, max_frames) → configure? →
- * { decode | flush }* on the worker thread → deactivate → destroy.
- * The host never calls decode and flush concurrently with each other, or
- * with activate/deactivate/destroy.
+ * { decode | flush | set_parameter }* on the worker thread → decode(NULL, 0)
+ * at the end of the stream → deactivate → destroy. The host never calls
+ * these concurrently with each other, or with activate/deactivate/destroy.
  *
- * A host that does not implement this extension (agraph with ABI 1.0)
- * reports WORKER-domain types as unavailable, naming the extension.
+ * For a WORKER-domain node, `set_parameter` (LIVE parameters) is called on
+ * the worker thread between two decode calls, not on the audio thread; the
+ * change applies from the next frame decoded.
+ *
+ * Timing contract: after activate and after each flush, the first PCM frame
+ * a decoder writes is sample 0 of the first compressed frame fed after it.
+ * A decoder whose library delays its output (priming, overlap) drops that
+ * delay itself, measured from what the library reports where it can, and
+ * gives the held-back tail at the end when called with frame = NULL, size
+ * = 0 ("drain"). The host seeks by flushing, feeding from the independent
+ * frame at or before the target, and discarding PCM up to the exact
+ * target sample.
+ *
+ * The input port of a decoder type is declared as for audio (input_count =
+ * 1) and names its codec in `input_codec` (ABI 1.1). agraph 1.0 hosts do
+ * not know the extension and report WORKER-domain types as unavailable.
  */
 #define AGRAPH_EXT_DECODER "agraph.decoder/1"
 
@@ -473,7 +503,9 @@ typedef struct agraph_decoder_ext {
     uint32_t (*max_frames_per_decode)(const agraph_instance_t *instance);
 
     /** Decodes one compressed frame. `frame`/`size`: the frame's bytes,
-     *  owned by the host, valid only during the call. `timestamp`: the
+     *  owned by the host, valid only during the call; frame = NULL and
+     *  size = 0 at the end of the stream: write what is still held back
+     *  (may take several calls; 0 frames written means done). `timestamp`: the
      *  frame's presentation time in samples at the graph's rate (from the
      *  container; -1 when unknown), so the decoder can report or fill gaps.
      *  `pcm`: `output_channels` host buffers of `capacity_frames` frames

@@ -1,0 +1,256 @@
+import AudioGraph
+import CAGraphPlugin
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A decoder plugin instance (`AGRAPH_EXT_DECODER`) in an engine.
+///
+/// The audio thread only takes PCM from a ring (`FeedRing`); everything else
+/// runs on the worker thread in a `DecoderJob`: reading compressed frames
+/// from the upstream source's cursor, calling the plugin's `decode`, live
+/// parameter changes, seeking (flush, restart at the independent frame at
+/// or before the target, discard up to the exact sample) and draining at
+/// the end of the stream.
+final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting {
+    let type: UnsafePointer<agraph_node_type_t>
+    let instance: OpaquePointer
+    let ext: agraph_decoder_ext_t
+    let typeID: String
+    let nodeID: String
+    let channels: Int
+    let cursor: any CompressedFrameCursor
+    let liveMask: [Bool]
+    var active = false
+    var feed: FeedRing?
+    var job: DecoderJob?
+    var output: AudioBus?
+
+    /// [main-thread]
+    init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String,
+         source: any CompressedFrameSource, channels: Int) throws {
+        self.type = type
+        self.instance = instance
+        self.typeID = typeID
+        self.nodeID = nodeID
+        self.channels = channels
+        let t = type.pointee
+        liveMask = (0..<Int(t.param_count)).map { t.params[$0].flags & UInt32(AGRAPH_PARAM_LIVE) != 0 }
+        guard let raw = t.get_extension?(instance, AGRAPH_EXT_DECODER) else {
+            t.destroy?(instance)
+            throw EngineError(nodeID: nodeID, "\(typeID): the instance does not provide \(AGRAPH_EXT_DECODER)")
+        }
+        let e = raw.assumingMemoryBound(to: agraph_decoder_ext_t.self).pointee
+        guard e.decode != nil, e.flush != nil, e.max_frames_per_decode != nil else {
+            t.destroy?(instance)
+            throw EngineError(nodeID: nodeID, "\(typeID): its decoder extension lacks decode, flush or max_frames_per_decode")
+        }
+        ext = e
+        do {
+            cursor = try source.makeCursor()
+        } catch {
+            t.destroy?(instance)
+            throw EngineError(nodeID: nodeID, "cannot read the compressed input: \(error)")
+        }
+    }
+
+    deinit {
+        if active { type.pointee.deactivate?(instance) }
+        type.pointee.destroy?(instance)
+    }
+
+    /// Activates the instance and builds the ring and the job. [main-thread & !active]
+    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        self.output = output
+        let error = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
+        error.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        defer { error.deallocate() }
+        if active { type.pointee.deactivate?(instance); active = false }
+        guard type.pointee.activate?(instance, context.sampleRate, UInt32(context.maxFrames), error,
+                                     UInt32(AGRAPH_ERROR_CAPACITY)) != 0 else {
+            error[Int(AGRAPH_ERROR_CAPACITY) - 1] = 0
+            let why = String(cString: error)
+            throw EngineError(nodeID: nodeID, "\(typeID): activate failed: \(why.isEmpty ? "no reason given" : why)")
+        }
+        active = true
+        let perDecode = max(Int(ext.max_frames_per_decode?(instance) ?? 0), 1)
+        let ring = FeedRing(channels: channels,
+                            capacityFrames: max(Int(context.sampleRate / 2), 4 * perDecode, 2 * context.maxFrames),
+                            maxFrames: context.maxFrames)
+        feed = ring
+        job = DecoderJob(node: self, feed: ring, framesPerDecode: perDecode)
+    }
+
+    func render(frames: Int) {
+        guard let feed, let output else { return }
+        feed.render(into: output, frames: frames)
+    }
+
+    /// Live parameters go to the worker thread, which applies them between
+    /// two frames (the decoder extension's threading rule). [audio-thread]
+    func apply(_ change: ParameterChange) {
+        let i = Int(change.parameter)
+        guard i >= 0, i < liveMask.count, liveMask[i] else { return }
+        _ = job?.parameters.push(change)
+    }
+
+    var backgroundJob: (any BackgroundJob)? { job }
+
+    /// What the ring holds ahead live, plus what the decoder still delays.
+    var latency: Int {
+        let own = active ? Int(ext.decoder_latency?(instance) ?? 0) : 0
+        guard let t = job?.targetFill, t < Int.max else { return own }
+        return t + own
+    }
+
+    func seek(toFrame frame: Int) -> Bool {
+        guard let job, frame >= 0 else { return false }
+        job.requestSeek(toSample: frame)
+        return true
+    }
+
+    var lengthFrames: Int? { nil }
+
+    var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
+
+    /// Frames the decoder refused as corrupt (played as silence). [any thread]
+    var badFrames: Int { job?.badFrames.load(ordering: .relaxed) ?? 0 }
+}
+
+/// The worker-thread side of a decoder node. [worker-thread, except
+/// `requestSeek`/`setTargetFill` (any thread) and `parameters` (the audio
+/// thread pushes)]
+final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
+    unowned let node: PluginDecoderNode
+    let feed: FeedRing
+    let framesPerDecode: Int
+    /// Live parameter changes from the audio thread.
+    let parameters = SPSCRing<ParameterChange>(minimumCapacity: 256)
+    let badFrames = Atomic<Int>(0)
+    private let target = Atomic<Int>(Int.max)
+    private let pendingSeek = Atomic<Int>(-1)
+    /// Planar PCM the plugin writes into, and its interleaved copy.
+    private let planar: UnsafeMutablePointer<Float>
+    private let channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private let interleaved: UnsafeMutablePointer<Float>
+    private var discard = 0
+    private var done = false
+    /// The last fatal error, if decoding stopped. [worker-thread writes; read after stop]
+    private(set) var failure: String?
+
+    init(node: PluginDecoderNode, feed: FeedRing, framesPerDecode: Int) {
+        self.node = node
+        self.feed = feed
+        self.framesPerDecode = framesPerDecode
+        let channels = node.channels
+        planar = .allocate(capacity: channels * framesPerDecode)
+        planar.initialize(repeating: 0, count: channels * framesPerDecode)
+        channelPointers = .allocate(capacity: max(channels, 1))
+        for c in 0..<channels { (channelPointers + c).initialize(to: planar + c * framesPerDecode) }
+        interleaved = .allocate(capacity: channels * framesPerDecode)
+    }
+
+    deinit {
+        planar.deallocate()
+        channelPointers.deallocate()
+        interleaved.deallocate()
+    }
+
+    func setTargetFill(frames: Int) { target.store(max(frames, 1), ordering: .relaxed) }
+    var targetFill: Int { target.load(ordering: .relaxed) }
+
+    /// [control-thread]
+    func requestSeek(toSample sample: Int) { pendingSeek.store(sample, ordering: .releasing) }
+
+    func service() -> Bool {
+        var worked = applyParameters()
+        let seekTo = pendingSeek.exchange(-1, ordering: .acquiring)
+        if seekTo >= 0 {
+            worked = true
+            node.ext.flush?(node.instance)
+            feed.flush()
+            if let start = node.cursor.seek(toSample: seekTo) {
+                discard = seekTo - start
+                done = false
+            } else {
+                discard = 0
+                done = true
+                feed.markEnd()
+            }
+        }
+        guard !done else { return worked }
+        let goal = target.load(ordering: .relaxed)
+        if goal < Int.max && feed.bufferedFrames >= goal { return worked }
+        guard feed.writableFrames >= framesPerDecode else { return worked }
+        var written: UInt32 = 0
+        if let frame = node.cursor.next() {
+            let status = frame.bytes.withUnsafeBufferPointer { bytes in
+                node.ext.decode?(node.instance, bytes.baseAddress, UInt32(bytes.count), Int64(frame.timestamp),
+                                 channelPointers, UInt32(framesPerDecode), &written) ?? Int32(AGRAPH_DECODE_FATAL.rawValue)
+            }
+            switch status {
+            case Int32(AGRAPH_DECODE_OK.rawValue):
+                emit(Int(written))
+            case Int32(AGRAPH_DECODE_BAD_FRAME.rawValue):
+                badFrames.add(1, ordering: .relaxed)
+                emitSilence(min(frame.samplesPerFrame, framesPerDecode))
+            default:
+                failure = "\(node.typeID) '\(node.nodeID)': the decoder stopped at frame \(frame.index)"
+                done = true
+                feed.markEnd()
+            }
+        } else {
+            // End of stream: take what the decoder still holds back.
+            var rounds = 0
+            repeat {
+                written = 0
+                let status = node.ext.decode?(node.instance, nil, 0, -1, channelPointers, UInt32(framesPerDecode), &written)
+                if status != Int32(AGRAPH_DECODE_OK.rawValue) { break }
+                emit(Int(written))
+                rounds += 1
+            } while written > 0 && rounds < 64 && feed.writableFrames >= framesPerDecode
+            done = true
+            feed.markEnd()
+        }
+        return true
+    }
+
+    /// Applies live parameter changes queued by the audio thread.
+    private func applyParameters() -> Bool {
+        var change = ParameterChange(node: -1, parameter: -1, value: 0)
+        var any = false
+        while parameters.pop(into: &change) {
+            node.type.pointee.set_parameter?(node.instance, UInt32(change.parameter), change.value)
+            any = true
+        }
+        return any
+    }
+
+    /// Interleaves `n` decoded frames (after the seek discard) into the ring.
+    private func emit(_ n: Int) {
+        let n = min(n, framesPerDecode)
+        let skip = min(discard, n)
+        discard -= skip
+        let count = n - skip
+        guard count > 0 else { return }
+        let channels = node.channels
+        for c in 0..<channels {
+            Kernels.interleave(planar + c * framesPerDecode + skip, to: interleaved, stride: channels, channel: c, count: count)
+        }
+        feed.write(interleaved, frames: count)
+    }
+
+    private func emitSilence(_ n: Int) {
+        for c in 0..<node.channels { Kernels.fill(planar + c * framesPerDecode, count: n, value: 0) }
+        emit(n)
+    }
+
+    func isReady(forFrames frames: Int) -> Bool {
+        done || feed.bufferedFrames >= min(frames, target.load(ordering: .relaxed))
+    }
+
+    func finish() throws {
+        if let failure { throw EngineError(nodeID: node.nodeID, failure) }
+    }
+}
