@@ -1,1 +1,936 @@
-/* DAA decoder plugin. */
+/*
+ * daa_plugin.c — the `daa` node: Dolby AC-4 decoding through a licensee's
+ * Dolby Audio for Applications (DAA) library, loaded at run time.
+ *
+ * ========================================================================
+ * For users
+ * ========================================================================
+ * The project never ships the DAA library: you need a licensee's build of
+ * it. The node finds it, in this order:
+ *   1. the node's `library` parameter (a path, or a bare file name that the
+ *      dynamic loader resolves);
+ *   2. the DAA_LIBRARY environment variable (same);
+ *   3. the usual names, on the dynamic loader's path (LD_LIBRARY_PATH,
+ *      /etc/ld.so.cache, /lib, /usr/lib): libdlb_decode.so,
+ *      libdlbdecode.so, libdaa.so (see `usual_names` below).
+ * When none loads, the graph fails to validate with a message saying how to
+ * provide it and what was searched; a library that lacks one of the eight
+ * interface functions is named with the missing symbols.
+ *
+ * Graph node:  {"id": "dec", "type": "daa", "params": {"endpoint": "headphones"}}
+ * linked from an `ac4` node (AC-4 sync frames, "ac4-sync") to anything
+ * taking stereo. Output: 2 channels, float, 48 kHz, tagged `binaural` when
+ * the virtualizer runs on the headphone endpoint, else `stereo` (so nothing
+ * downstream virtualizes it again).
+ *
+ * Parameters (LIVE ones change from the next frame decoded):
+ *   library               string, optional      the DAA library (see above)
+ *   endpoint              headphones|speakers|auto (default auto)
+ *   fallbackEndpoint      headphones|speakers (default headphones): the
+ *                         endpoint used when `endpoint` is auto and nothing
+ *                         tells the node the output device (offline)
+ *   virtualizer           bool, LIVE, default true
+ *   dialogueEnhancement   0…9, LIVE, default 0 (DAAPlay's setting)
+ *   outputReferenceLevel  -23…-11 LKFS, LIVE, default -16 (DAAPlay's)
+ *   presentation          -1…510, LIVE, default -1 = the first decodable
+ *   mainAssociatedMix     -32…32, LIVE, default 0 (-32 associated muted,
+ *                         32 main muted)
+ * `endpoint` and `fallbackEndpoint` are choices, which ABI 1.x does not
+ * allow to be LIVE; set_parameter handles them anyway (index of the choice)
+ * should the host allow it.
+ *
+ * ========================================================================
+ * How it drives the library (docs/daa-api.md; DAAPlay's behaviour)
+ * ========================================================================
+ * create:   dlopen(RTLD_NOW|RTLD_LOCAL), dlsym of the eight functions,
+ *           query_info (versions, kept for messages and `agraph nodes`).
+ * activate: query_memory for AC-4 simple transport (type 0), float32 output
+ *           (type 7), timescale 48000 → calloc(decoder_size) → open →
+ *           setparam DE, ORL, presentation, mixing, endpoint, virtualizer.
+ * decode:   pending parameter changes (setparam) → addbytes in a loop until
+ *           the whole frame is consumed (the library may take fewer bytes
+ *           than given), process whenever it reports frame_complete.
+ * flush:    close, zero the memory, open again, set every parameter (the
+ *           interface has no reset).
+ * deactivate: close, free.
+ *
+ * Latency: after open, the first PCM frame written is sample 0 of the first
+ * compressed frame fed. The delay is measured at the first process call that
+ * returns samples: input timestamp of the first frame minus the
+ * output_timestamp the library reports; else the library's
+ * delay_samples_num; else DAAPlay's estimate, 3168 samples. That many
+ * samples are dropped from the start. At the end of the stream (decode with
+ * frame NULL, size 0: "drain") the held-back tail is pushed out by feeding
+ * copies of the last frame (sequence counter advanced, CRC recomputed) and
+ * keeping only the tail, so the output has exactly as many samples as the
+ * frames fed. decoder_latency() is 0 after trimming.
+ *
+ * Errors: every DAA error code becomes "DAA error <code>: <meaning>
+ * (<function>…)": in check/create/activate through the error buffer, in
+ * decode through the diagnostics extension (daa_plugin.h). Codes about the
+ * frame (1005 frame not valid, 1006 needs more data, 1007 processing, 1011
+ * program change, 1012 program mixing) make decode return BAD_FRAME (the
+ * host writes silence for the frame and goes on); the others FATAL.
+ */
+#define _GNU_SOURCE /* dladdr */
+#include "daa_plugin.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ======================================================================
+ * The DAA interface, in this project's words (field order of daa-api.md)
+ * ====================================================================== */
+
+typedef struct daa_query_in {
+    int output_datatype;        /* 7 = float32 in [-1, 1] */
+    int input_bitstream_format; /* 1 = AC-4 */
+    int input_bitstream_type;   /* 0 = sync frames ("simple transport") */
+    unsigned long timescale;    /* ticks per second */
+} daa_query_in;
+
+typedef struct daa_query_info_out {
+    char daa_version[20];
+    char daa_api_version;
+    char core_decoder_version[10];
+    char dap_version[10];
+} daa_query_info_out;
+
+typedef struct daa_query_mem_out {
+    size_t decoder_size;
+    size_t output_buffer_size;
+} daa_query_mem_out;
+
+typedef struct daa_pcm_buffer {
+    unsigned nchannel;
+    ptrdiff_t nstride;
+    int data_type;
+    void **ppdata;
+} daa_pcm_buffer;
+
+typedef struct daa_io {
+    daa_pcm_buffer *pcm_output_buf;
+    unsigned long output_sample_rate;
+    unsigned int output_channels_num;
+    unsigned int output_samples_num;
+    unsigned int delay_samples_num;
+    long long output_timestamp;
+} daa_io;
+
+typedef int (*fn_query_info)(const daa_query_in *, daa_query_info_out *);
+typedef int (*fn_query_memory)(const daa_query_in *, daa_query_mem_out *);
+typedef int (*fn_open)(const daa_query_in *, void *);
+typedef int (*fn_addbytes)(void *, const char *, unsigned int, long long, unsigned int *, int *);
+typedef int (*fn_process)(void *, daa_io *);
+typedef int (*fn_setparam)(void *, int, void *, int);
+typedef int (*fn_getparam)(const void *, int, void *, int *);
+typedef int (*fn_close)(void *);
+
+enum {
+    DAA_DATATYPE_FLOAT32 = 7,
+    DAA_FORMAT_AC4 = 1,
+    DAA_AC4_SIMPLE_TRANSPORT = 0,
+    DAA_PARAM_ENDPOINT = 1,
+    DAA_PARAM_VIRTUALIZER = 100,
+    DAA_PARAM_DIALOGUE_ENHANCEMENT = 101,
+    DAA_PARAM_OUTPUT_REFERENCE_LEVEL = 102,
+    DAA_PARAM_PRESENTATION = 200,
+    DAA_PARAM_MAIN_ASSOCIATED_MIX = 201,
+    DAA_ENDPOINT_SPEAKERS = 1,
+    DAA_ENDPOINT_HEADPHONES = 2,
+    DAA_PRESENTATION_DEFAULT = 0xFFFF,
+};
+
+#define DAA_LATENCY_ESTIMATE 3168u
+#define DAA_SAMPLE_RATE 48000
+
+static const char *daa_error_text(int code) {
+    switch (code) {
+    case 0: return "no error";
+    case 1000: return "generic error";
+    case 1001: return "invalid parameter value";
+    case 1002: return "invalid parameter size";
+    case 1003: return "unsupported parameter";
+    case 1004: return "internal buffer error";
+    case 1005: return "frame not valid";
+    case 1006: return "frame needs more data";
+    case 1007: return "processing error";
+    case 1008: return "unsupported output data type";
+    case 1009: return "unsupported bitstream format";
+    case 1010: return "unsupported AC-4 bitstream type";
+    case 1011: return "program change";
+    case 1012: return "program mixing error";
+    default: return "unknown error code";
+    }
+}
+
+/* Codes about one frame: the host can go on with the next one. */
+static int daa_error_is_per_frame(int code) {
+    return code == 1005 || code == 1006 || code == 1007 || code == 1011 || code == 1012;
+}
+
+/* ======================================================================
+ * Finding and binding the library
+ * ====================================================================== */
+
+static const char *const usual_names[] = { "libdlb_decode.so", "libdlbdecode.so", "libdaa.so" };
+#define USUAL_NAME_COUNT (sizeof usual_names / sizeof usual_names[0])
+
+typedef struct daa_library {
+    void *dl;
+    char path[PATH_MAX];
+    fn_query_info query_info;
+    fn_query_memory query_memory;
+    fn_open open;
+    fn_addbytes addbytes;
+    fn_process process;
+    fn_setparam setparam;
+    fn_getparam getparam;
+    fn_close close;
+    char versions[160];
+} daa_library;
+
+static const daa_query_in daa_config = { DAA_DATATYPE_FLOAT32, DAA_FORMAT_AC4, DAA_AC4_SIMPLE_TRANSPORT, DAA_SAMPLE_RATE };
+
+static void copy_field(char *dst, size_t cap, const char *src, size_t n) {
+    size_t i = 0;
+    for (; i < n && i + 1 < cap && src[i]; i++) dst[i] = src[i];
+    dst[i] = 0;
+}
+
+/* Binds the symbols of an opened library; 0 on success, else writes the
+ * missing symbols into `error`. */
+static int bind_symbols(daa_library *lib, const char *origin, char *error, size_t cap) {
+    static const char *const names[8] = {
+        "dlb_decode_query_info", "dlb_decode_query_memory", "dlb_decode_open", "dlb_decode_addbytes",
+        "dlb_decode_process", "dlb_decode_setparam", "dlb_decode_getparam", "dlb_decode_close",
+    };
+    void *found[8];
+    char missing[320] = "";
+    int missing_count = 0;
+    for (int i = 0; i < 8; i++) {
+        dlerror();
+        found[i] = dlsym(lib->dl, names[i]);
+        if (!found[i]) {
+            size_t len = strlen(missing);
+            snprintf(missing + len, sizeof missing - len, "%s%s", missing_count ? ", " : "", names[i]);
+            missing_count++;
+        }
+    }
+    if (missing_count) {
+        snprintf(error, cap, "'%s' (%s) is not a DAA decoder library: it lacks %s %s", lib->path, origin,
+                 missing_count == 1 ? "the symbol" : "the symbols", missing);
+        return -1;
+    }
+    lib->query_info = (fn_query_info)found[0];
+    lib->query_memory = (fn_query_memory)found[1];
+    lib->open = (fn_open)found[2];
+    lib->addbytes = (fn_addbytes)found[3];
+    lib->process = (fn_process)found[4];
+    lib->setparam = (fn_setparam)found[5];
+    lib->getparam = (fn_getparam)found[6];
+    lib->close = (fn_close)found[7];
+    return 0;
+}
+
+/* The path the loader actually opened (for bare names). */
+static void resolve_path(daa_library *lib, const char *name) {
+    Dl_info info;
+    void *symbol = dlsym(lib->dl, "dlb_decode_open");
+    if (symbol && dladdr(symbol, &info) && info.dli_fname && info.dli_fname[0])
+        copy_field(lib->path, sizeof lib->path, info.dli_fname, sizeof lib->path);
+    else
+        copy_field(lib->path, sizeof lib->path, name, sizeof lib->path);
+}
+
+static int try_open(daa_library *lib, const char *name, const char *origin, char *error, size_t cap) {
+    dlerror();
+    lib->dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib->dl) {
+        const char *why = dlerror();
+        snprintf(error, cap,
+                 "cannot load the DAA library '%s' (%s): %s. Give the path of the licensee's DAA library in "
+                 "the node's `library` parameter or in DAA_LIBRARY",
+                 name, origin, why ? why : "unknown reason");
+        return -1;
+    }
+    resolve_path(lib, name);
+    return 0;
+}
+
+/* Loads and binds the library: the `library` parameter (may be NULL), else
+ * DAA_LIBRARY, else the usual names. 0 on success. [main-thread] */
+static int load_library(daa_library *lib, const char *parameter, char *error, size_t cap) {
+    memset(lib, 0, sizeof *lib);
+    const char *origin = NULL, *name = NULL;
+    const char *env = getenv("DAA_LIBRARY");
+    if (parameter && parameter[0]) {
+        name = parameter;
+        origin = "the node's `library` parameter";
+    } else if (env && env[0]) {
+        name = env;
+        origin = "the DAA_LIBRARY environment variable";
+    }
+    if (name) {
+        if (try_open(lib, name, origin, error, cap)) return -1;
+    } else {
+        origin = "found on the loader path";
+        for (size_t i = 0; i < USUAL_NAME_COUNT && !lib->dl; i++) {
+            dlerror();
+            lib->dl = dlopen(usual_names[i], RTLD_NOW | RTLD_LOCAL);
+            if (lib->dl) resolve_path(lib, usual_names[i]);
+        }
+        if (!lib->dl) {
+            char names[160] = "";
+            for (size_t i = 0; i < USUAL_NAME_COUNT; i++) {
+                size_t len = strlen(names);
+                snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", usual_names[i]);
+            }
+            snprintf(error, cap,
+                     "no DAA decoder library found: the project does not ship it; give the path of the "
+                     "licensee's library in the node's `library` parameter or in the DAA_LIBRARY environment "
+                     "variable (searched: `library` unset, DAA_LIBRARY unset, then %s on the loader path "
+                     "LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib)",
+                     names);
+            return -1;
+        }
+    }
+    if (bind_symbols(lib, origin, error, cap)) {
+        dlclose(lib->dl);
+        lib->dl = NULL;
+        return -1;
+    }
+    daa_query_info_out info;
+    memset(&info, 0, sizeof info);
+    int rc = lib->query_info(&daa_config, &info);
+    if (rc) {
+        snprintf(error, cap, "DAA error %d: %s (dlb_decode_query_info, library '%s')", rc, daa_error_text(rc),
+                 lib->path);
+        dlclose(lib->dl);
+        lib->dl = NULL;
+        return -1;
+    }
+    char v[24], core[12], dap[12];
+    copy_field(v, sizeof v, info.daa_version, sizeof info.daa_version);
+    copy_field(core, sizeof core, info.core_decoder_version, sizeof info.core_decoder_version);
+    copy_field(dap, sizeof dap, info.dap_version, sizeof info.dap_version);
+    snprintf(lib->versions, sizeof lib->versions, "DAA %s (API %d), core decoder %s, DAP %s", v,
+             (int)info.daa_api_version, core, dap);
+    return 0;
+}
+
+static void unload_library(daa_library *lib) {
+    if (lib->dl) dlclose(lib->dl);
+    lib->dl = NULL;
+}
+
+/* ======================================================================
+ * Node type description
+ * ====================================================================== */
+
+enum {
+    P_LIBRARY, P_ENDPOINT, P_FALLBACK_ENDPOINT, P_VIRTUALIZER, P_DIALOGUE_ENHANCEMENT,
+    P_OUTPUT_REFERENCE_LEVEL, P_PRESENTATION, P_MAIN_ASSOCIATED_MIX, P_COUNT
+};
+enum { ENDPOINT_HEADPHONES, ENDPOINT_SPEAKERS, ENDPOINT_AUTO };
+
+static const char *const endpoint_choices[] = { "headphones", "speakers", "auto" };
+static const char *const fallback_choices[] = { "headphones", "speakers" };
+
+#define LIVE_RANGE (AGRAPH_PARAM_LIVE | AGRAPH_PARAM_HAS_RANGE)
+
+static const agraph_param_t daa_params[P_COUNT] = {
+    { "library", "Path (or loader name) of the licensee's DAA library; default: DAA_LIBRARY, then "
+                 "libdlb_decode.so, libdlbdecode.so, libdaa.so on the loader path.",
+      NULL, AGRAPH_PARAM_STRING, AGRAPH_PARAM_OPTIONAL, 0, 0, 0, NULL, NULL, 0, 0 },
+    { "endpoint", "Playback endpoint: headphones, speakers, or auto (the output device decides; offline: "
+                  "fallbackEndpoint).",
+      NULL, AGRAPH_PARAM_CHOICE, 0, 0, 0, ENDPOINT_AUTO, NULL, endpoint_choices, 3, 0 },
+    { "fallbackEndpoint", "Endpoint used when endpoint is auto and the output device is unknown.",
+      NULL, AGRAPH_PARAM_CHOICE, 0, 0, 0, ENDPOINT_HEADPHONES, NULL, fallback_choices, 2, 0 },
+    { "virtualizer", "Headphone virtualizer (binaural output on the headphone endpoint).",
+      NULL, AGRAPH_PARAM_BOOLEAN, AGRAPH_PARAM_LIVE, 0, 1, 1, NULL, NULL, 0, 0 },
+    { "dialogueEnhancement", "Dialogue enhancement gain, 0 (off) to 9.",
+      NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, 0, 9, 0, NULL, NULL, 0, 0 },
+    { "outputReferenceLevel", "Output reference level (loudness target).",
+      "LKFS", AGRAPH_PARAM_INTEGER, LIVE_RANGE, -23, -11, -16, NULL, NULL, 0, 0 },
+    { "presentation", "AC-4 presentation index 0-510; -1: the first decodable one.",
+      NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -1, 510, -1, NULL, NULL, 0, 0 },
+    { "mainAssociatedMix", "Main/associated mixing: -32 associated muted, 0 neutral, 32 main muted.",
+      NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -32, 32, 0, NULL, NULL, 0, 0 },
+};
+
+static const agraph_port_t daa_input = { "in", AGRAPH_CHANNELS_FIXED, 0, 0, 0 };
+static const agraph_port_t daa_output = { "out", AGRAPH_CHANNELS_FIXED, 2, 0, 0 };
+
+/* ======================================================================
+ * Instance
+ * ====================================================================== */
+
+typedef struct daa_node {
+    daa_library lib;
+    char library_text[PATH_MAX + 200];
+    double sample_rate;
+    int values[P_COUNT];   /* current values (library: unused) */
+    unsigned dirty;        /* bit per parameter index: setparam before the next process */
+
+    /* decoder (activate … deactivate) */
+    void *memory;
+    size_t memory_size;
+    int opened;
+    int broken;            /* flush failed: decode reports FATAL */
+    float *out[2];
+    uint32_t out_capacity; /* per channel, what the library may write per process */
+    float *fifo[2];
+    uint32_t fifo_capacity, fifo_count;
+
+    /* timing, since open */
+    int have_first_timestamp;
+    long long first_timestamp;
+    long long next_timestamp;
+    int latency_known;
+    uint32_t latency;
+    const char *latency_source;
+    uint64_t trim_remaining;
+    uint64_t frames_fed;   /* since activate, for messages */
+    uint64_t frames_since_open;
+    int draining;
+
+    /* the last frame fed, for draining */
+    unsigned char *last_frame;
+    uint32_t last_size, last_capacity;
+    long long last_timestamp;
+    uint32_t last_samples;
+
+    char last_error[AGRAPH_ERROR_CAPACITY];
+} daa_node;
+
+static int endpoint_value(const int *values) {
+    int e = values[P_ENDPOINT];
+    if (e == ENDPOINT_AUTO) e = values[P_FALLBACK_ENDPOINT] == 1 ? ENDPOINT_SPEAKERS : ENDPOINT_HEADPHONES;
+    return e == ENDPOINT_SPEAKERS ? DAA_ENDPOINT_SPEAKERS : DAA_ENDPOINT_HEADPHONES;
+}
+
+static void read_values(const agraph_create_info_t *info, int *values) {
+    for (int i = 0; i < P_COUNT; i++) values[i] = (int)daa_params[i].default_number;
+    for (uint32_t i = 1; i < info->value_count && i < P_COUNT; i++)
+        if (info->values[i].is_set) values[i] = (int)(info->values[i].number < 0 ? info->values[i].number - 0.5
+                                                                              : info->values[i].number + 0.5);
+}
+
+static const char *library_parameter(const agraph_create_info_t *info) {
+    if (info->value_count > P_LIBRARY && info->values[P_LIBRARY].is_set) return info->values[P_LIBRARY].string;
+    return NULL;
+}
+
+/* Sets one parameter in the library; 0 or the DAA error code. */
+static int apply_parameter(daa_node *n, int index) {
+    int id, value;
+    switch (index) {
+    case P_ENDPOINT: case P_FALLBACK_ENDPOINT: id = DAA_PARAM_ENDPOINT; value = endpoint_value(n->values); break;
+    case P_VIRTUALIZER: id = DAA_PARAM_VIRTUALIZER; value = n->values[index] ? 1 : 0; break;
+    case P_DIALOGUE_ENHANCEMENT: id = DAA_PARAM_DIALOGUE_ENHANCEMENT; value = n->values[index]; break;
+    case P_OUTPUT_REFERENCE_LEVEL: id = DAA_PARAM_OUTPUT_REFERENCE_LEVEL; value = n->values[index]; break;
+    case P_PRESENTATION:
+        id = DAA_PARAM_PRESENTATION;
+        value = n->values[index] < 0 ? DAA_PRESENTATION_DEFAULT : n->values[index];
+        break;
+    case P_MAIN_ASSOCIATED_MIX: id = DAA_PARAM_MAIN_ASSOCIATED_MIX; value = n->values[index]; break;
+    default: return 0;
+    }
+    int rc = n->lib.setparam(n->memory, id, &value, (int)sizeof value);
+    if (rc)
+        snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (dlb_decode_setparam id %d = %d, %s)", rc,
+                 daa_error_text(rc), id, value, daa_params[index].name);
+    return rc;
+}
+
+/* DAAPlay's order: DE, ORL, presentation, mixing, endpoint, virtualizer. */
+static const int parameter_order[] = { P_DIALOGUE_ENHANCEMENT, P_OUTPUT_REFERENCE_LEVEL, P_PRESENTATION,
+                                       P_MAIN_ASSOCIATED_MIX, P_ENDPOINT, P_VIRTUALIZER };
+
+static int apply_dirty(daa_node *n) {
+    unsigned endpoint_bits = (1u << P_ENDPOINT) | (1u << P_FALLBACK_ENDPOINT);
+    if (n->dirty & endpoint_bits) n->dirty = (n->dirty & ~endpoint_bits) | (1u << P_ENDPOINT);
+    for (size_t i = 0; i < sizeof parameter_order / sizeof parameter_order[0]; i++) {
+        int p = parameter_order[i];
+        if (!(n->dirty & (1u << p))) continue;
+        int rc = apply_parameter(n, p);
+        if (rc) return rc;
+        n->dirty &= ~(1u << p);
+    }
+    return 0;
+}
+
+static void reset_timing(daa_node *n) {
+    n->have_first_timestamp = 0;
+    n->first_timestamp = 0;
+    n->next_timestamp = 0;
+    n->latency_known = 0;
+    n->latency = 0;
+    n->latency_source = "not measured yet";
+    n->trim_remaining = 0;
+    n->frames_since_open = 0;
+    n->draining = 0;
+    n->fifo_count = 0;
+    n->last_size = 0;
+}
+
+/* Opens the decoder in `memory` (zeroed here) and sets every parameter. */
+static int open_decoder(daa_node *n) {
+    memset(n->memory, 0, n->memory_size);
+    int rc = n->lib.open(&daa_config, n->memory);
+    if (rc) {
+        snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (dlb_decode_open, AC-4 sync frames, float32, "
+                 "48000 Hz, library '%s')", rc, daa_error_text(rc), n->lib.path);
+        return rc;
+    }
+    n->opened = 1;
+    n->dirty = 0;
+    for (size_t i = 0; i < sizeof parameter_order / sizeof parameter_order[0]; i++) n->dirty |= 1u << parameter_order[i];
+    rc = apply_dirty(n);
+    reset_timing(n);
+    return rc;
+}
+
+static void close_decoder(daa_node *n) {
+    if (n->opened) n->lib.close(n->memory);
+    n->opened = 0;
+}
+
+static void set_error(daa_node *n, const char *function, int rc) {
+    snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (%s, frame %llu)", rc, daa_error_text(rc),
+             function, (unsigned long long)n->frames_fed);
+}
+
+static int status_for(int rc) { return daa_error_is_per_frame(rc) ? AGRAPH_DECODE_BAD_FRAME : AGRAPH_DECODE_FATAL; }
+
+/* One process call; appends at most `limit` samples (after trimming) to the FIFO. */
+static int run_process(daa_node *n, uint64_t *limit) {
+    daa_pcm_buffer buffer = { 2, 1, DAA_DATATYPE_FLOAT32, (void **)n->out };
+    daa_io io;
+    memset(&io, 0, sizeof io);
+    io.pcm_output_buf = &buffer;
+    io.delay_samples_num = UINT_MAX;   /* sentinels: "not reported" */
+    io.output_timestamp = LLONG_MIN;
+    int rc = n->lib.process(n->memory, &io);
+    if (rc) { set_error(n, "dlb_decode_process", rc); return status_for(rc); }
+    uint32_t count = io.output_samples_num;
+    if (count > n->out_capacity) {
+        snprintf(n->last_error, sizeof n->last_error, "the DAA library wrote %u samples per channel, more than its "
+                 "output buffer size (%u)", count, n->out_capacity);
+        return AGRAPH_DECODE_FATAL;
+    }
+    if (count && io.output_sample_rate && io.output_sample_rate != (unsigned long)n->sample_rate) {
+        snprintf(n->last_error, sizeof n->last_error, "the DAA library outputs %lu Hz; the graph runs at %.0f Hz",
+                 io.output_sample_rate, n->sample_rate);
+        return AGRAPH_DECODE_FATAL;
+    }
+    if (count && io.output_channels_num == 1) memcpy(n->out[1], n->out[0], count * sizeof(float));
+    n->last_samples = count;
+    if (count && !n->latency_known) {
+        long long delay;
+        if (io.output_timestamp != LLONG_MIN) {
+            delay = n->first_timestamp - io.output_timestamp;
+            n->latency_source = "output_timestamp";
+        } else if (io.delay_samples_num != UINT_MAX) {
+            delay = io.delay_samples_num;
+            n->latency_source = "delay_samples_num";
+        } else {
+            delay = DAA_LATENCY_ESTIMATE;
+            n->latency_source = "estimate (the library reports neither output_timestamp nor delay_samples_num)";
+        }
+        if (delay < 0) delay = 0;
+        n->latency = (uint32_t)delay;
+        n->trim_remaining = (uint64_t)delay;
+        n->latency_known = 1;
+    }
+    uint32_t skip = 0;
+    if (n->trim_remaining) {
+        skip = n->trim_remaining < count ? (uint32_t)n->trim_remaining : count;
+        n->trim_remaining -= skip;
+    }
+    uint32_t keep = count - skip;
+    if (limit) {
+        if (keep > *limit) keep = (uint32_t)*limit;
+        *limit -= keep;
+    }
+    if (n->fifo_count + keep > n->fifo_capacity) {
+        snprintf(n->last_error, sizeof n->last_error, "decoded PCM overflows the node's buffer (%u frames): the host "
+                 "must take the PCM of each decode call", n->fifo_capacity);
+        return AGRAPH_DECODE_FATAL;
+    }
+    for (int c = 0; c < 2; c++) memcpy(n->fifo[c] + n->fifo_count, n->out[c] + skip, keep * sizeof(float));
+    n->fifo_count += keep;
+    return AGRAPH_DECODE_OK;
+}
+
+/* Feeds one whole frame (addbytes loop, process on frame_complete). */
+static int feed(daa_node *n, const uint8_t *frame, uint32_t size, long long timestamp, uint64_t *limit) {
+    if (!n->have_first_timestamp) {
+        n->have_first_timestamp = 1;
+        n->first_timestamp = timestamp;
+    }
+    uint32_t offset = 0;
+    int stalls = 0;
+    while (offset < size) {
+        unsigned int consumed = 0;
+        int complete = 0;
+        int rc = n->lib.addbytes(n->memory, (const char *)frame + offset, size - offset, timestamp, &consumed, &complete);
+        if (rc) { set_error(n, "dlb_decode_addbytes", rc); return status_for(rc); }
+        if (consumed > size - offset) consumed = size - offset;
+        offset += consumed;
+        if (complete) {
+            int status = run_process(n, limit);
+            if (status != AGRAPH_DECODE_OK) return status;
+            stalls = 0;
+        } else if (consumed == 0 && ++stalls > 2) {
+            snprintf(n->last_error, sizeof n->last_error, "the DAA library takes no more bytes of frame %llu "
+                     "(%u of %u consumed) and reports no complete frame", (unsigned long long)n->frames_fed, offset, size);
+            return AGRAPH_DECODE_BAD_FRAME;
+        }
+    }
+    return AGRAPH_DECODE_OK;
+}
+
+/* ---- CRC-16 (0x8005) and the sequence counter, for drain frames ---- */
+
+static uint16_t crc16(const unsigned char *p, size_t count) {
+    uint16_t crc = 0;
+    for (size_t i = 0; i < count; i++) {
+        crc ^= (uint16_t)(p[i] << 8);
+        for (int b = 0; b < 8; b++) crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x8005) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+/* Advances the sequence counter of the sync frame in `f` (1…1020, wrapping)
+ * and recomputes its CRC, so that the decoder sees a continuing stream. */
+static void advance_sequence(unsigned char *f, uint32_t size) {
+    if (size < 7) return;
+    unsigned sync = (unsigned)f[0] << 8 | f[1];
+    if (sync != 0xAC40 && sync != 0xAC41) return;
+    unsigned header = ((unsigned)f[2] << 8 | f[3]) == 0xFFFF ? 7u : 4u;
+    unsigned char *raw = f + header;
+    if (size < header + 2 + (sync == 0xAC41 ? 2u : 0u)) return;
+    if ((raw[0] >> 6) == 3) return; /* bitstream_version escape: leave as is */
+    unsigned seq = ((unsigned)(raw[0] & 0x3F) << 4) | (raw[1] >> 4);
+    seq = seq >= 1020 ? 1 : seq + 1;
+    raw[0] = (unsigned char)((raw[0] & 0xC0) | (seq >> 4));
+    raw[1] = (unsigned char)((raw[1] & 0x0F) | ((seq & 0x0F) << 4));
+    if (sync == 0xAC41) {
+        uint16_t crc = crc16(f + 2, size - 4);
+        f[size - 2] = (unsigned char)(crc >> 8);
+        f[size - 1] = (unsigned char)(crc & 0xFF);
+    }
+}
+
+/* Pushes the held-back tail out (see the top of the file). */
+static int drain(daa_node *n) {
+    n->draining = 1;
+    if (!n->last_size || !n->frames_since_open) return AGRAPH_DECODE_OK;
+    uint64_t tail = n->latency_known ? n->latency : DAA_LATENCY_ESTIMATE;
+    if (!n->latency_known) n->trim_remaining = 0;
+    int rc = apply_dirty(n);
+    if (rc) return status_for(rc);
+    for (int i = 0; i < 64 && tail > 0; i++) {
+        advance_sequence(n->last_frame, n->last_size);
+        long long ts = n->last_timestamp + n->last_samples;
+        n->last_timestamp = ts;
+        uint64_t before = tail;
+        int status = feed(n, n->last_frame, n->last_size, ts, &tail);
+        if (status != AGRAPH_DECODE_OK) return status;
+        if (tail == before && n->latency_known && n->last_samples == 0) break;
+    }
+    return AGRAPH_DECODE_OK;
+}
+
+static uint32_t take_output(daa_node *n, float *const *pcm, uint32_t capacity) {
+    uint32_t count = n->fifo_count < capacity ? n->fifo_count : capacity;
+    for (int c = 0; c < 2; c++) {
+        if (pcm[c]) memcpy(pcm[c], n->fifo[c], count * sizeof(float));
+        memmove(n->fifo[c], n->fifo[c] + count, (n->fifo_count - count) * sizeof(float));
+    }
+    n->fifo_count -= count;
+    return count;
+}
+
+static void flush_decoder(agraph_instance_t *instance);
+
+static int32_t daa_decode(agraph_instance_t *instance, const uint8_t *frame, uint32_t size, int64_t timestamp,
+                          float *const *pcm, uint32_t capacity, uint32_t *written) {
+    daa_node *n = (daa_node *)instance;
+    *written = 0;
+    n->last_error[0] = 0;
+    if (n->broken || !n->opened) {
+        if (!n->last_error[0]) snprintf(n->last_error, sizeof n->last_error, "the DAA decoder is not open");
+        return AGRAPH_DECODE_FATAL;
+    }
+    if (!frame || size == 0) {
+        int status = AGRAPH_DECODE_OK;
+        if (!n->draining) status = drain(n);
+        *written = take_output(n, pcm, capacity);
+        return status;
+    }
+    if (n->draining) {
+        flush_decoder(instance); /* a frame after the end: start afresh */
+        if (n->broken) return AGRAPH_DECODE_FATAL;
+    }
+    n->frames_fed++;
+    n->frames_since_open++;
+    int rc = apply_dirty(n);
+    if (rc) { *written = take_output(n, pcm, capacity); return status_for(rc); }
+    long long ts = timestamp >= 0 ? (long long)timestamp : n->next_timestamp;
+    if (size > n->last_capacity) {
+        unsigned char *grown = realloc(n->last_frame, size);
+        if (grown) { n->last_frame = grown; n->last_capacity = size; }
+    }
+    if (size <= n->last_capacity) {
+        memcpy(n->last_frame, frame, size);
+        n->last_size = size;
+        n->last_timestamp = ts;
+    }
+    uint32_t before = n->last_samples;
+    n->last_samples = 0;
+    int status = feed(n, frame, size, ts, NULL);
+    if (!n->last_samples) n->last_samples = before;
+    n->next_timestamp = ts + n->last_samples;
+    *written = take_output(n, pcm, capacity);
+    return status;
+}
+
+static void flush_decoder(agraph_instance_t *instance) {
+    daa_node *n = (daa_node *)instance;
+    if (!n->memory) return;
+    close_decoder(n);
+    if (open_decoder(n)) n->broken = 1;
+    else n->broken = 0;
+}
+
+static uint32_t daa_max_frames_per_decode(const agraph_instance_t *instance) {
+    const daa_node *n = (const daa_node *)instance;
+    return n->out_capacity ? n->out_capacity : 16384; /* more waits in the FIFO for the next call */
+}
+
+static uint32_t daa_decoder_latency(const agraph_instance_t *instance) {
+    (void)instance;
+    return 0; /* the node drops the library's delay itself */
+}
+
+static const agraph_decoder_ext_t decoder_ext = {
+    NULL, daa_max_frames_per_decode, daa_decode, flush_decoder, daa_decoder_latency,
+};
+
+/* ---- diagnostics extension ---- */
+
+static const char *diag_last_error(const agraph_instance_t *instance) {
+    return ((const daa_node *)instance)->last_error;
+}
+static uint32_t diag_latency(const agraph_instance_t *instance) {
+    return ((const daa_node *)instance)->latency;
+}
+static const char *diag_latency_source(const agraph_instance_t *instance) {
+    return ((const daa_node *)instance)->latency_source;
+}
+static const char *diag_library(const agraph_instance_t *instance) {
+    return ((const daa_node *)instance)->library_text;
+}
+
+static const daa_diagnostics_ext_t diagnostics_ext = { diag_last_error, diag_latency, diag_latency_source, diag_library };
+
+/* ---- node type functions ---- */
+
+static int32_t daa_check(const agraph_create_info_t *info, char *error, uint32_t capacity) {
+    if (info->sample_rate > 0 && info->sample_rate != DAA_SAMPLE_RATE) {
+        snprintf(error, capacity, "the DAA decoder outputs 48000 Hz; this graph runs at %.0f Hz", info->sample_rate);
+        return 0;
+    }
+    daa_library lib;
+    if (load_library(&lib, library_parameter(info), error, capacity)) return 0;
+    unload_library(&lib);
+    return 1;
+}
+
+static agraph_instance_t *daa_create(const agraph_create_info_t *info, char *error, uint32_t capacity) {
+    daa_node *n = calloc(1, sizeof *n);
+    if (!n) { snprintf(error, capacity, "out of memory"); return NULL; }
+    if (load_library(&n->lib, library_parameter(info), error, capacity)) { free(n); return NULL; }
+    read_values(info, n->values);
+    n->sample_rate = info->sample_rate > 0 ? info->sample_rate : DAA_SAMPLE_RATE;
+    snprintf(n->library_text, sizeof n->library_text, "%s: %s", n->lib.path, n->lib.versions);
+    n->latency_source = "not measured yet";
+    return (agraph_instance_t *)n;
+}
+
+static void free_buffers(daa_node *n) {
+    free(n->memory);
+    n->memory = NULL;
+    for (int c = 0; c < 2; c++) {
+        free(n->out[c]);
+        free(n->fifo[c]);
+        n->out[c] = n->fifo[c] = NULL;
+    }
+    free(n->last_frame);
+    n->last_frame = NULL;
+    n->last_capacity = n->last_size = 0;
+    n->fifo_capacity = n->out_capacity = 0;
+}
+
+static int32_t daa_activate(agraph_instance_t *instance, double sample_rate, uint32_t max_frames, char *error,
+                            uint32_t capacity) {
+    (void)max_frames;
+    daa_node *n = (daa_node *)instance;
+    if (sample_rate != DAA_SAMPLE_RATE) {
+        snprintf(error, capacity, "the DAA decoder outputs 48000 Hz; this graph runs at %.0f Hz", sample_rate);
+        return 0;
+    }
+    n->sample_rate = sample_rate;
+    daa_query_mem_out mem = { 0, 0 };
+    int rc = n->lib.query_memory(&daa_config, &mem);
+    if (rc) {
+        snprintf(error, capacity, "DAA error %d: %s (dlb_decode_query_memory, AC-4 sync frames, float32, 48000 Hz, "
+                 "library '%s')", rc, daa_error_text(rc), n->lib.path);
+        return 0;
+    }
+    if (mem.decoder_size == 0) {
+        snprintf(error, capacity, "the DAA library '%s' asks for 0 bytes of decoder memory", n->lib.path);
+        return 0;
+    }
+    /* output_buffer_size: taken as an upper bound of the samples per channel
+     * (whether it counts bytes or samples, this is enough). */
+    size_t per_channel = mem.output_buffer_size > 16384 ? mem.output_buffer_size : 16384;
+    if (per_channel > (1u << 22)) per_channel = 1u << 22;
+    n->out_capacity = (uint32_t)per_channel;
+    n->fifo_capacity = (uint32_t)per_channel * 4;
+    n->memory_size = mem.decoder_size;
+    n->memory = malloc(mem.decoder_size);
+    int ok = n->memory != NULL;
+    for (int c = 0; c < 2 && ok; c++) {
+        n->out[c] = calloc(n->out_capacity, sizeof(float));
+        n->fifo[c] = calloc(n->fifo_capacity, sizeof(float));
+        ok = n->out[c] && n->fifo[c];
+    }
+    n->last_capacity = 65536;
+    n->last_frame = ok ? malloc(n->last_capacity) : NULL;
+    if (!ok || !n->last_frame) {
+        free_buffers(n);
+        snprintf(error, capacity, "out of memory (DAA decoder: %zu bytes)", mem.decoder_size);
+        return 0;
+    }
+    n->last_error[0] = 0;
+    if (open_decoder(n)) {
+        snprintf(error, capacity, "%s", n->last_error);
+        close_decoder(n);
+        free_buffers(n);
+        return 0;
+    }
+    n->broken = 0;
+    n->frames_fed = 0;
+    return 1;
+}
+
+static void daa_set_parameter(agraph_instance_t *instance, uint32_t index, double value) {
+    daa_node *n = (daa_node *)instance;
+    if (index == P_LIBRARY || index >= P_COUNT) return;
+    n->values[index] = (int)(value < 0 ? value - 0.5 : value + 0.5);
+    n->dirty |= 1u << index;
+}
+
+static uint32_t daa_latency(const agraph_instance_t *instance) {
+    (void)instance;
+    return 0; /* trimmed by the node itself */
+}
+
+static void daa_deactivate(agraph_instance_t *instance) {
+    daa_node *n = (daa_node *)instance;
+    close_decoder(n);
+    free_buffers(n);
+}
+
+static void daa_destroy(agraph_instance_t *instance) {
+    daa_node *n = (daa_node *)instance;
+    if (n->memory) daa_deactivate(instance);
+    unload_library(&n->lib);
+    free(n);
+}
+
+static const void *daa_get_extension(const agraph_instance_t *instance, const char *id) {
+    (void)instance;
+    if (!id) return NULL;
+    if (strcmp(id, AGRAPH_EXT_DECODER) == 0) return &decoder_ext;
+    if (strcmp(id, DAA_EXT_DIAGNOSTICS) == 0) return &diagnostics_ext;
+    return NULL;
+}
+
+static const char *daa_output_layout(const agraph_create_info_t *info) {
+    int values[P_COUNT];
+    read_values(info, values);
+    return (values[P_VIRTUALIZER] && endpoint_value(values) == DAA_ENDPOINT_HEADPHONES) ? "binaural" : "stereo";
+}
+
+static const agraph_node_type_t daa_type = {
+    .type_id = "daa",
+    .summary = "Dolby AC-4 decoder (Dolby Audio for Applications): AC-4 sync frames to stereo or binaural PCM at "
+               "48 kHz, through the licensee's DAA library loaded at run time (`library` parameter or DAA_LIBRARY).",
+    .domain = AGRAPH_DOMAIN_WORKER,
+    .flags = 0,
+    .input_count = 1,
+    .output_count = 1,
+    .inputs = &daa_input,
+    .outputs = &daa_output,
+    .param_count = P_COUNT,
+    .params = daa_params,
+    .plugin_data = NULL,
+    .check = daa_check,
+    .create = daa_create,
+    .activate = daa_activate,
+    .process = NULL,
+    .set_parameter = daa_set_parameter,
+    .latency = daa_latency,
+    .deactivate = daa_deactivate,
+    .destroy = daa_destroy,
+    .get_extension = daa_get_extension,
+    .input_codec = "ac4-sync",
+    .output_layout = daa_output_layout,
+};
+
+/* ---- plugin-wide: library details for `agraph nodes daa` ---- */
+
+static char details_text[PATH_MAX + 700];
+
+static const char *plugin_details(void) {
+    daa_library lib;
+    char error[AGRAPH_ERROR_CAPACITY];
+    if (load_library(&lib, NULL, error, sizeof error)) {
+        snprintf(details_text, sizeof details_text, "DAA library: none (%s)", error);
+    } else {
+        snprintf(details_text, sizeof details_text, "DAA library: %s\n%s", lib.path, lib.versions);
+        unload_library(&lib);
+    }
+    return details_text;
+}
+
+static const agraph_plugin_info_ext_t plugin_info_ext = { plugin_details };
+
+static const void *plugin_get_extension(const char *id) {
+    if (id && strcmp(id, AGRAPH_EXT_PLUGIN_INFO) == 0) return &plugin_info_ext;
+    return NULL;
+}
+
+static const agraph_node_type_t *const daa_types[] = { &daa_type };
+
+static const agraph_plugin_t daa_plugin = {
+    { AGRAPH_PLUGIN_ABI_MAJOR, AGRAPH_PLUGIN_ABI_MINOR },
+    "Dolby AC-4 decoder (DAA)",
+    "AudioGraph",
+    "1.0",
+    1,
+    0,
+    daa_types,
+    plugin_get_extension,
+};
+
+const agraph_plugin_t *agraph_plugin_entry(void) { return &daa_plugin; }

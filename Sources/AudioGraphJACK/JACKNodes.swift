@@ -124,9 +124,14 @@ public struct JACKOutType: NodeType {
                       "Port names, one per channel; default from the layout: out_L/out_R, out_1…"),
                 .init("connect", .stringList, optional: true,
                       "Ports to connect to, names or glob patterns (e.g. \"system:playback_*\"), matched in order to this node's ports."),
+                .init("headphones", .stringList, optional: true,
+                      "Glob patterns of ports that are headphones (default: \"*headphone*\", \"*Headphone*\", \"*phones*\"): while this node is connected to one, the graph's output route is headphones (nodes with an `outputIsHeadphones` parameter, e.g. daa with endpoint auto, follow it)."),
             ],
             origin: "built-in (JACK)")
     }
+
+    /// Patterns of headphone ports when the graph gives none.
+    public static let defaultHeadphonePatterns = ["*headphone*", "*Headphone*", "*phones*"]
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
         if let f = c.input { checkPortNames(c, channels: f.channels) }

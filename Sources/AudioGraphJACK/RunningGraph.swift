@@ -59,6 +59,8 @@ public final class RunningGraph: @unchecked Sendable {
         case shutdown(reason: String)
         /// The graph runs again on a (new) server after a shutdown.
         case reconnected
+        /// The output route changed: headphones or not (see `outputIsHeadphones`).
+        case route(headphones: Bool)
     }
 
     public struct Status: Sendable {
@@ -214,6 +216,42 @@ public final class RunningGraph: @unchecked Sendable {
         try client.activate()
         try connectPorts()
         lastConnections = currentConnections()
+        updateRoute()
+    }
+
+    /// The name of the live boolean parameter through which nodes learn the
+    /// output route (headphones or not), e.g. the daa node's `endpoint: auto`.
+    public static let routeParameter = "outputIsHeadphones"
+    private var lastRoute: Bool?
+
+    /// Whether any `jack-out` port is connected to a port matching that
+    /// node's `headphones` patterns. [main-thread or monitor thread]
+    public var outputIsHeadphones: Bool {
+        for node in graph.nodes where node.descriptor.typeID == "jack-out" {
+            let patterns = node.parameters.stringList("headphones") ?? JACKOutType.defaultHeadphonePatterns
+            for (slot, port) in binder.ports.enumerated() where port.nodeID == node.id && slot < jackPorts.count {
+                for other in client.connections(of: jackPorts[slot]) where patterns.contains(where: { globMatches($0, other) }) {
+                    return true
+                }
+            }
+        }
+        return false
+    }
+
+    /// Tells the nodes that follow the route (a live boolean parameter
+    /// `outputIsHeadphones`) when it changes, as DAAPlay follows route
+    /// changes. [main-thread or monitor thread]
+    private func updateRoute() {
+        let headphones = outputIsHeadphones
+        guard headphones != lastRoute else { return }
+        lastRoute = headphones
+        for node in graph.nodes {
+            guard let index = node.descriptor.parameterIndex(named: Self.routeParameter),
+                  node.descriptor.parameters[index].live,
+                  let step = engine.stepIndex(of: node.id) else { continue }
+            engine.post(ParameterChange(node: Int32(step), parameter: Int32(index), value: headphones ? 1 : 0))
+        }
+        continuation.yield(.route(headphones: headphones))
     }
 
     /// JACK's own pretty-name key (`JACK_METADATA_PRETTY_NAME` in metadata.h).
@@ -421,6 +459,7 @@ public final class RunningGraph: @unchecked Sendable {
                         for o in before.subtracting(others) { self.continuation.yield(.connection(ours: port, other: o, connected: false)) }
                     }
                     self.lastConnections = now
+                    self.updateRoute()
                 }
                 if self.engine.isFinished && !ended {
                     ended = true

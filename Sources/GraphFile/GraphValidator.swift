@@ -242,6 +242,10 @@ final class ValidationRun {
                     error(feed.link, node: node.id, "'\(nodes[feed.source].id)' emits \(f.encoding) but '\(node.id)' (\(type.descriptor.typeID)) takes \(wanted)\(hint)")
                     return nil
                 }
+                if type.descriptor.virtualizes && f.layout == .binaural {
+                    error(feed.link, node: node.id, "'\(nodes[feed.source].id)' sends binaural audio (already virtualized for headphones) into '\(node.id)' (\(type.descriptor.typeID)), which virtualizes: that would virtualize twice; feed it the unvirtualized stream, or leave it out")
+                    return nil
+                }
                 return f
             }
             let context = ResolveContext(nodeID: node.id, parameters: node.parameters, inputFormats: inputFormats,

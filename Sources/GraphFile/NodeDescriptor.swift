@@ -122,10 +122,13 @@ public struct NodeDescriptor: Sendable {
     public var origin: String
     /// Codecs of compressed frames the input accepts; empty: PCM audio only.
     public var inputCodecs: [String]
+    /// The node virtualizes for headphones (a binaural renderer): it
+    /// refuses input already tagged `binaural`, so nothing is virtualized twice.
+    public var virtualizes: Bool
 
     public init(typeID: String, role: Role, summary: String, inputs: InputPorts,
                 parameters: [ParameterDescriptor], domain: ExecutionDomain = .realtime,
-                origin: String = "built-in", inputCodecs: [String] = []) {
+                origin: String = "built-in", inputCodecs: [String] = [], virtualizes: Bool = false) {
         self.typeID = typeID
         self.role = role
         self.summary = summary
@@ -134,6 +137,7 @@ public struct NodeDescriptor: Sendable {
         self.domain = domain
         self.origin = origin
         self.inputCodecs = inputCodecs
+        self.virtualizes = virtualizes
     }
 
     /// Whether an input of this node may receive `encoding`.

@@ -148,3 +148,38 @@ final class ProcessingTests: XCTestCase {
         XCTAssertThrowsError(try compiled.set("m.mutes[7]", 1))
     }
 }
+
+/// Nothing is virtualized twice: a node that virtualizes refuses a stream
+/// tagged binaural, whoever tagged it.
+final class VirtualizationTests: XCTestCase {
+    /// A stand-in for a binaural renderer: only its descriptor matters here.
+    struct FakeVirtualizer: NodeType {
+        let descriptor = NodeDescriptor(typeID: "test-virtualizer", role: .processor, summary: "test", inputs: .single,
+                                        parameters: [], virtualizes: true)
+        func resolve(_ c: ResolveContext) -> StreamFormat? { c.input.map { StreamFormat(channels: 2, sampleRate: $0.sampleRate, layout: .binaural) } }
+        func makeNode(_ c: InstanceContext) throws -> any RenderNode { throw EngineError("not for rendering") }
+    }
+
+    func graph(layout: String) -> String {
+        """
+        {"format": "agraph/1", "nodes": [
+          {"id": "t", "type": "test-tone"},
+          {"id": "tag", "type": "format-tag", "params": {"layout": "\(layout)"}},
+          {"id": "v", "type": "test-virtualizer"},
+          {"id": "n", "type": "null"}],
+         "links": [{"from": "t", "to": "tag"}, {"from": "tag", "to": "v"}, {"from": "v", "to": "n"}]}
+        """
+    }
+
+    func testAVirtualizerRefusesBinauralInput() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(FakeVirtualizer())
+        let validator = GraphValidator(registry: registry)
+        guard case .failure(let errors) = validator.validate(bytes: Array(graph(layout: "binaural").utf8), file: "g.json", directory: "/tmp") else {
+            return XCTFail("binaural into a virtualizer must be refused")
+        }
+        XCTAssertEqual(errors.errors.first?.pointer.description, "/links/1")
+        XCTAssertTrue(errors.errors.first?.message.contains("virtualize twice") ?? false, "\(errors)")
+        XCTAssertNoThrow(try validator.validate(bytes: Array(graph(layout: "stereo").utf8), file: "g.json", directory: "/tmp").get())
+    }
+}

@@ -1,0 +1,132 @@
+import XCTest
+import AC4
+import AudioGraph
+import AudioGraphCore
+import GraphFile
+import AudioGraphPlugins
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// ac4 → daa → capture through the host (validation, compile, the worker
+/// thread's decoder job, offline rendering), with the interface's test
+/// double as the library. See DAATests for the PCM the double writes.
+final class DAAGraphTests: XCTestCase {
+    var savedEnvironment: [String: String] = [:]
+    let environment = ["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY"]
+
+    override func setUpWithError() throws {
+        for name in environment {
+            if let v = getenv(name) { savedEnvironment[name] = String(cString: v) }
+            unsetenv(name)
+        }
+        guard FileManager.default.fileExists(atPath: DAATests.pluginPath),
+              FileManager.default.fileExists(atPath: DAATests.doublePath) else {
+            throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built; build with --build-tests")
+        }
+        guard DAATests.frames.count == 846 else { throw XCTSkip("ChannelCheck.ac4 is missing") }
+    }
+
+    override func tearDown() {
+        for name in environment {
+            if let v = savedEnvironment[name] { setenv(name, v, 1) } else { unsetenv(name) }
+        }
+    }
+
+    func graph(_ daaParams: String = "") -> String {
+        let library = #""library": "\#(DAATests.doublePath)""#
+        return #"""
+        {"format": "agraph/1", "sampleRate": 48000,
+         "nodes": [{"id": "stream", "type": "ac4", "params": {"path": "\#(DAATests.channelCheckPath)"}},
+                   {"id": "dec", "type": "daa", "params": {\#(library)\#(daaParams.isEmpty ? "" : ", " + daaParams)}},
+                   {"id": "cap", "type": "capture", "params": {"store": "main"}}],
+         "links": [{"from": "stream", "to": "dec"}, {"from": "dec", "to": "cap"}]}
+        """#
+    }
+
+    func validate(_ json: String, _ store: CaptureStore) -> Result<ValidatedGraph, GraphErrors> {
+        let (registry, _) = NodeRegistry.withPlugins(TestGraph.registry(["main": store]))
+        return GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "inline.json", directory: "/tmp")
+    }
+
+    static let total = 846 * 2048
+
+    func testWholeFileDecodesSampleExactWithTheLatencyDropped() throws {
+        let store = CaptureStore(capacityFrames: Self.total + 48_000)
+        let g = try validate(graph(), store).get()
+        XCTAssertEqual(g.node("dec")?.outputFormat, StreamFormat(channels: 2, sampleRate: 48000, layout: .binaural),
+                       "auto → headphones with the virtualizer: binaural")
+        let compiled = try GraphCompiler.compile(g, maxFrames: 512)
+        let result = OfflineRenderer(engine: compiled.engine).run()
+        XCTAssertEqual(result.ending, .endOfStream)
+        XCTAssertEqual(result.finishErrors, [])
+        XCTAssertEqual(store.frames, Self.total, "846 frames × 2048 samples, drained at the end")
+        let left = store.samples(0), right = store.samples(1)
+        XCTAssertEqual(left.first, 1020.0 / 1024.0 + 511.0 / 1_048_576.0, "sample 0 = the first frame's sample 0")
+        for (i, f) in DAATests.frames.enumerated() {
+            let a = i * 2048, b = a + 2047
+            guard b < left.count else { return XCTFail("output ends in frame \(i)") }
+            if DAATests.sequence(left[a]) != f.sequence || DAATests.sequence(left[b]) != f.sequence {
+                return XCTFail("frame \(i): samples \(a)…\(b) encode \(DAATests.sequence(left[a]))…\(DAATests.sequence(left[b])), expected \(f.sequence)")
+            }
+        }
+        XCTAssertEqual(DAATests.parameters(right[0]), DAATests.Parameters())
+    }
+
+    func testSeekLandsOnTheExactSample() throws {
+        let target = 100_000 // inside frame 48 (48 × 2048 = 98304), 1696 samples in
+        let store = CaptureStore(capacityFrames: Self.total)
+        let compiled = try GraphCompiler.compile(try validate(graph(), store).get(), maxFrames: 256)
+        let node = try XCTUnwrap(compiled.engine.node("dec") as? SeekableNode)
+        XCTAssertTrue(node.seek(toFrame: target))
+        _ = OfflineRenderer(engine: compiled.engine).run()
+        let left = store.samples(0)
+        XCTAssertEqual(left.count, Self.total - target)
+        let frame48 = DAATests.frames[48].sequence, frame49 = DAATests.frames[49].sequence
+        XCTAssertEqual(DAATests.sequence(left[0]), frame48)
+        XCTAssertEqual(DAATests.sequence(left[2048 - 1696 - 1]), frame48, "the last sample of frame 48")
+        XCTAssertEqual(DAATests.sequence(left[2048 - 1696]), frame49, "frame 49 starts exactly 352 samples in")
+        XCTAssertFalse(left.contains(-0.25), "no priming sample")
+    }
+
+    func testSpeakersEndpointIsStereoAndReachesTheLibrary() throws {
+        let store = CaptureStore(capacityFrames: Self.total)
+        let g = try validate(graph(#""endpoint": "speakers""#), store).get()
+        XCTAssertEqual(g.node("dec")?.outputFormat?.layout, .stereo)
+        let compiled = try GraphCompiler.compile(g, maxFrames: 512)
+        _ = OfflineRenderer(engine: compiled.engine).run(maxFrames: 48_000)
+        XCTAssertEqual(DAATests.parameters(store.samples(1)[0]).endpoint, 1)
+        let noVirtualizer = try validate(graph(#""endpoint": "headphones", "virtualizer": false"#), CaptureStore(capacityFrames: 16)).get()
+        XCTAssertEqual(noVirtualizer.node("dec")?.outputFormat?.layout, .stereo)
+    }
+
+    func testLiveParameterChangesLandOnFrameBoundaries() throws {
+        let store = CaptureStore(capacityFrames: Self.total)
+        let compiled = try GraphCompiler.compile(try validate(graph(), store).get(), maxFrames: 512)
+        var changed = false
+        _ = OfflineRenderer(engine: compiled.engine).run(maxFrames: 40 * 2048, progress: { done in
+            if !changed && done >= 10 * 2048 {
+                changed = true
+                try? compiled.set("dec.dialogueEnhancement", 7)
+            }
+        })
+        let right = store.samples(1)
+        XCTAssertEqual(DAATests.parameters(right[0]).de, 0)
+        XCTAssertEqual(DAATests.parameters(right[right.count - 1]).de, 7, "the change reached the library")
+        for k in 0..<(right.count / 2048) {
+            let block = right[(k * 2048)..<((k + 1) * 2048)]
+            XCTAssertTrue(block.allSatisfy { $0 == block.first }, "frame \(k) decoded with one parameter set")
+        }
+    }
+
+    func testMissingLibraryIsAGraphErrorThatSaysHowToProvideIt() throws {
+        let json = graph().replacingOccurrences(of: DAATests.doublePath, with: "/nonexistent/libdlb_decode.so")
+        guard case .failure(let errors) = validate(json, CaptureStore(capacityFrames: 16)) else {
+            return XCTFail("a missing DAA library must not validate")
+        }
+        let e = try XCTUnwrap(errors.errors.first { $0.nodeID == "dec" }, errors.description)
+        XCTAssertTrue(e.message.contains("cannot load the DAA library '/nonexistent/libdlb_decode.so'"), e.message)
+        XCTAssertTrue(e.message.contains("DAA_LIBRARY"), e.message)
+    }
+}

@@ -1,0 +1,665 @@
+import XCTest
+import AC4
+import AudioGraphPlugins
+import CAGraphPlugin
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `daa` node plugin driven through the C ABI directly (no host):
+/// the built libAGraphDAAPlugin.so with the interface's test double,
+/// libTestDoubleDAA.so (TEST DOUBLE — NOT A DECODER), fed the real frames of
+/// ChannelCheck.ac4. The double's PCM encodes what it was told (see
+/// Tests/DAATestDouble/include/test_double_daa.h): left = sequence counter
+/// / 1024 (+ presentation / 2^20), right = a code of the parameters in force.
+final class DAATests: XCTestCase {
+    // MARK: - Fixtures
+
+    static let samplesPerFrame = 2048
+
+    /// The folder SwiftPM built the products into: the test runner's.
+    static var buildFolder: String { PluginCatalog.defaultFolders(environment: nil).build.first ?? "." }
+    static var pluginPath: String { buildFolder + "/libAGraphDAAPlugin.so" }
+    static var doublePath: String { buildFolder + "/libTestDoubleDAA.so" }
+
+    /// `../shared/media/ChannelCheck.ac4` relative to the repository root.
+    static let channelCheckPath: String = {
+        let root = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent("../shared/media/ChannelCheck.ac4").standardizedFileURL.path
+    }()
+
+    /// Whole sync frames (sync word through CRC) of ChannelCheck.ac4, with their TOCs.
+    static let frames: [(bytes: [UInt8], sequence: Int, isIFrame: Bool)] = {
+        guard let reader = try? AC4FileReader(path: channelCheckPath) else { return [] }
+        return reader.readAll().frames.map { (Array(reader.bytes[$0.wholeFrame]), $0.toc.sequenceCounter, $0.toc.isIFrame) }
+    }()
+
+    var plugin: Plugin!
+    let environment = ["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY"]
+    var savedEnvironment: [String: String] = [:]
+
+    override func setUpWithError() throws {
+        for name in environment {
+            if let v = getenv(name) { savedEnvironment[name] = String(cString: v) }
+            unsetenv(name)
+        }
+        guard FileManager.default.fileExists(atPath: Self.pluginPath),
+              FileManager.default.fileExists(atPath: Self.doublePath) else {
+            throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built in \(Self.buildFolder); build with --build-tests")
+        }
+        guard Self.frames.count == 846 else {
+            XCTFail("ChannelCheck.ac4 missing or unreadable at \(Self.channelCheckPath)")
+            throw XCTSkip("no media")
+        }
+        plugin = try Plugin(path: Self.pluginPath, doublePath: Self.doublePath)
+        plugin.resetLog()
+    }
+
+    override func tearDown() {
+        for name in environment {
+            if let v = savedEnvironment[name] { setenv(name, v, 1) } else { unsetenv(name) }
+        }
+        plugin = nil
+    }
+
+    // MARK: - Decoding the double's PCM
+
+    struct Parameters: Equatable {
+        var dap = 1, virtualizer = 1, endpoint = 2, de = 0, orl = -16, mix = 0
+    }
+
+    static func sequence(_ left: Float) -> Int { Int((left * 1024).rounded(.down)) }
+    static func presentation(_ left: Float) -> Int { Int((left * 1_048_576).rounded()) % 1024 }
+    static func parameters(_ right: Float) -> Parameters {
+        var code = Int((right * 131_072).rounded())
+        var p = Parameters()
+        p.mix = code % 65 - 32; code /= 65
+        p.orl = code % 13 - 23; code /= 13
+        p.de = code % 10; code /= 10
+        p.endpoint = code % 3; code /= 3
+        p.virtualizer = code % 2; p.dap = code / 2
+        return p
+    }
+
+    // MARK: - The calling sequence
+
+    func testCallingSequenceIsInOrderWithCorrectSizes() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath), "endpoint": .choice("speakers"), "virtualizer": .bool(false)])
+        try node.activate()
+        for i in 0..<3 { _ = try node.decode(Self.frames[i].bytes, timestamp: i * Self.samplesPerFrame) }
+        node.deactivate()
+        node.destroy()
+
+        let log = plugin.log()
+        XCTAssertEqual(log.first, "query_info -> 0", "create asks the library's versions first")
+        let expectedStart = [
+            "query_info -> 0",
+            "query_memory datatype=7 format=1 type=0 timescale=48000 -> 0",
+            "open datatype=7 format=1 type=0 timescale=48000 -> 0",
+            "setparam id=101 value=0 size=4 -> 0",     // dialogue enhancement 0 (DAAPlay)
+            "setparam id=102 value=-16 size=4 -> 0",   // output reference level -16 LKFS
+            "setparam id=200 value=65535 size=4 -> 0", // presentation: first decodable
+            "setparam id=201 value=0 size=4 -> 0",     // main/associated: neutral
+            "setparam id=1 value=1 size=4 -> 0",       // endpoint: speakers
+            "setparam id=100 value=0 size=4 -> 0",     // virtualizer off
+        ]
+        XCTAssertEqual(log.prefix(expectedStart.count).map { $0.replacingOccurrences(of: #" decoder_size=\d+ output_buffer_size=\d+"#, with: "", options: .regularExpression) },
+                       expectedStart)
+        // Per frame: addbytes until the whole frame is consumed (≤ 1000 bytes per call), then process.
+        var rest = Array(log.dropFirst(expectedStart.count))
+        for i in 0..<3 {
+            let size = Self.frames[i].bytes.count
+            XCTAssertGreaterThan(size, 1000, "the frames are longer than the double takes per call")
+            var remaining = size
+            while remaining > 0 {
+                guard !rest.isEmpty else { return XCTFail("log ends inside frame \(i)") }
+                let line = rest.removeFirst()
+                let take = min(remaining, 1000)
+                remaining -= take
+                XCTAssertEqual(line, "addbytes length=\(remaining + take) consumed=\(take) complete=\(remaining == 0 ? 1 : 0) ts=\(i * 2048) -> 0")
+            }
+            XCTAssertEqual(rest.first?.hasPrefix("process sequence=\(Self.frames[i].sequence) samples=2048 "), true, rest.first ?? "")
+            rest.removeFirst()
+        }
+        XCTAssertEqual(rest, ["close -> 0"])
+    }
+
+    // MARK: - Latency
+
+    /// Feeds every frame, drains, and checks that the output is exactly the
+    /// frames' samples: first sample = first frame's, 846 × 2048 in all.
+    func checkWholeFile(delay: Int?, report: Bool = true, expectedSource: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        if let delay { setenv("TEST_DOUBLE_DAA_DELAY", String(delay), 1) }
+        if !report { setenv("TEST_DOUBLE_DAA_REPORT_DELAY", "0", 1) }
+        let node = try plugin.create(["library": .string(Self.doublePath)])
+        try node.activate()
+        var left: [Float] = [], right: [Float] = []
+        for (i, f) in Self.frames.enumerated() {
+            let out = try node.decode(f.bytes, timestamp: i * Self.samplesPerFrame)
+            XCTAssertEqual(out.status, 0, node.lastError, file: file, line: line)
+            left += out.left; right += out.right
+        }
+        let drained = try node.drain()
+        left += drained.left; right += drained.right
+        XCTAssertEqual(node.measuredLatency, UInt32(delay ?? 1000), file: file, line: line)
+        XCTAssertEqual(node.latencySource.hasPrefix(expectedSource), true, node.latencySource, file: file, line: line)
+        XCTAssertEqual(left.count, 846 * 2048, "every sample of every frame, none of the priming", file: file, line: line)
+        XCTAssertEqual(left.first, 1020.0 / 1024.0 + 511.0 / 1_048_576.0, "sample 0 is sample 0 of the first frame (sequence 1020)", file: file, line: line)
+        XCTAssertFalse(left.contains(-0.25), "no priming sample left", file: file, line: line)
+        for (i, f) in Self.frames.enumerated() where i * 2048 < left.count {
+            let a = i * 2048, b = min(left.count, a + 2048) - 1
+            if Self.sequence(left[a]) != f.sequence || Self.sequence(left[b]) != f.sequence {
+                XCTFail("frame \(i): samples \(a)…\(b) encode sequence \(Self.sequence(left[a]))…\(Self.sequence(left[b])), expected \(f.sequence)", file: file, line: line)
+                break
+            }
+        }
+        XCTAssertEqual(Self.parameters(right[0]), Parameters(), "DAAPlay's defaults: DE 0, ORL -16, headphones (auto → fallback), virtualizer on", file: file, line: line)
+        node.deactivate()
+        node.destroy()
+    }
+
+    func testLatencyIsMeasuredFromOutputTimestampAndTrimmed() throws {
+        try checkWholeFile(delay: nil, expectedSource: "output_timestamp")
+    }
+
+    func testLatencyLongerThanAFrame() throws {
+        try checkWholeFile(delay: 3168, expectedSource: "output_timestamp")
+        plugin.resetLog()
+        try checkWholeFile(delay: 5000, expectedSource: "output_timestamp")
+    }
+
+    func testLatencyFallsBackToTheEstimateWhenTheLibraryReportsNothing() throws {
+        try checkWholeFile(delay: 3168, report: false, expectedSource: "estimate")
+    }
+
+    func testDrainFeedsContinuingFramesAndTakesOnlyTheTail() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath)])
+        try node.activate()
+        var left: [Float] = []
+        for i in 0..<5 { left += try node.decode(Self.frames[i].bytes, timestamp: i * 2048).left }
+        XCTAssertEqual(left.count, 5 * 2048 - 1000)
+        left += try node.drain().left
+        XCTAssertEqual(left.count, 5 * 2048)
+        XCTAssertEqual(Self.sequence(left.last!), Self.frames[4].sequence)
+        // The drain frame continues the sequence (4 → 5) with a valid CRC: the double accepted it.
+        XCTAssertTrue(plugin.log().contains { $0.hasPrefix("process sequence=\(Self.frames[4].sequence + 1) samples=2048") }, plugin.log().joined(separator: "\n"))
+        XCTAssertEqual(try node.drain().left.count, 0, "drained: 0 frames means done")
+        node.deactivate(); node.destroy()
+    }
+
+    func testFlushRestartsTheLatencyTrimAtTheNewPosition() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath)])
+        try node.activate()
+        for i in 0..<10 { _ = try node.decode(Self.frames[i].bytes, timestamp: i * 2048) }
+        let iFrame = try XCTUnwrap((24..<846).first { Self.frames[$0].isIFrame })
+        node.flush()
+        var left: [Float] = []
+        for i in iFrame..<(iFrame + 4) { left += try node.decode(Self.frames[i].bytes, timestamp: i * 2048).left }
+        XCTAssertEqual(left.count, 4 * 2048 - 1000)
+        XCTAssertEqual(Self.sequence(left[0]), Self.frames[iFrame].sequence, "first sample after the flush = the I-frame's sample 0")
+        XCTAssertTrue(plugin.log().contains("close -> 0"))
+        node.deactivate(); node.destroy()
+    }
+
+    // MARK: - Parameters
+
+    func testParameterChangesTakeEffectOnTheNextFrame() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath)])
+        try node.activate()
+        var right: [Float] = [], left: [Float] = []
+        for i in 0..<12 {
+            switch i {
+            case 4: node.setParameter("dialogueEnhancement", 5)
+            case 6: node.setParameter("outputReferenceLevel", -23); node.setParameter("virtualizer", 0)
+            case 8: node.setParameter("presentation", 3); node.setParameter("mainAssociatedMix", -32)
+            default: break
+            }
+            let out = try node.decode(Self.frames[i].bytes, timestamp: i * 2048)
+            right += out.right; left += out.left
+        }
+        right += try node.drain().right
+        XCTAssertEqual(right.count, 12 * 2048)
+        for i in 0..<12 {
+            var expected = Parameters()
+            if i >= 4 { expected.de = 5 }
+            if i >= 6 { expected.orl = -23; expected.virtualizer = 0 }
+            if i >= 8 { expected.mix = -32 }
+            XCTAssertEqual(Self.parameters(right[i * 2048]), expected, "first sample of frame \(i)")
+            XCTAssertEqual(Self.parameters(right[i * 2048 + 2047]), expected, "last sample of frame \(i)")
+        }
+        XCTAssertEqual(Self.presentation(left[7 * 2048]), 511, "default presentation (0xFFFF)")
+        XCTAssertEqual(Self.presentation(left[8 * 2048]), 3)
+        node.deactivate(); node.destroy()
+    }
+
+    func testOutputLayoutIsBinauralOnlyWhenVirtualizingForHeadphones() throws {
+        XCTAssertEqual(plugin.outputLayout([:]), "binaural", "auto → fallback headphones, virtualizer on")
+        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("headphones")]), "binaural")
+        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("speakers")]), "stereo")
+        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("auto"), "fallbackEndpoint": .choice("speakers")]), "stereo")
+        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("headphones"), "virtualizer": .bool(false)]), "stereo")
+        XCTAssertEqual(plugin.typeInputCodec, "ac4-sync")
+    }
+
+    func testSpeakersEndpointReachesTheLibrary() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath), "endpoint": .choice("auto"), "fallbackEndpoint": .choice("speakers")])
+        try node.activate()
+        let out = try node.decode(Self.frames[0].bytes, timestamp: 0)
+        XCTAssertEqual(Self.parameters(out.right[0]).endpoint, 1)
+        node.deactivate(); node.destroy()
+    }
+
+    // MARK: - Errors
+
+    static let meanings = [
+        1000: "generic error", 1001: "invalid parameter value", 1002: "invalid parameter size",
+        1003: "unsupported parameter", 1004: "internal buffer error", 1005: "frame not valid",
+        1006: "frame needs more data", 1007: "processing error", 1008: "unsupported output data type",
+        1009: "unsupported bitstream format", 1010: "unsupported AC-4 bitstream type", 1011: "program change",
+        1012: "program mixing error",
+    ]
+
+    func testEveryErrorCodeReachesTheUserAsAReadableMessage() throws {
+        for (code, meaning) in Self.meanings.sorted(by: { $0.key < $1.key }) {
+            // From decode (process), through the diagnostics extension.
+            setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_process:\(code)", 1)
+            let node = try plugin.create(["library": .string(Self.doublePath)])
+            try node.activate()
+            let out = try node.decode(Self.frames[0].bytes, timestamp: 0)
+            let perFrame = [1005, 1006, 1007, 1011, 1012].contains(code)
+            XCTAssertEqual(out.status, perFrame ? 1 : 2, "\(code): BAD_FRAME for a frame's error, else FATAL")
+            XCTAssertTrue(node.lastError.hasPrefix("DAA error \(code): \(meaning) (dlb_decode_process"), node.lastError)
+            node.deactivate(); node.destroy()
+
+            // From open, through activate's error.
+            setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_open:\(code)", 1)
+            let other = try plugin.create(["library": .string(Self.doublePath)])
+            XCTAssertThrowsError(try other.activate()) { error in
+                XCTAssertTrue("\(error)".hasPrefix("DAA error \(code): \(meaning) (dlb_decode_open"), "\(error)")
+            }
+            other.destroy()
+
+            // From query_info, through create's (and check's) error.
+            setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_query_info:\(code)", 1)
+            XCTAssertTrue(plugin.check(["library": .string(Self.doublePath)])?.hasPrefix("DAA error \(code): \(meaning) (dlb_decode_query_info") == true)
+        }
+    }
+
+    func testSetparamAndAddbytesErrorsAreReported() throws {
+        setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_setparam:1001:7", 1) // the 7th setparam: the first live change
+        let node = try plugin.create(["library": .string(Self.doublePath)])
+        try node.activate()
+        node.setParameter("dialogueEnhancement", 9)
+        let out = try node.decode(Self.frames[0].bytes, timestamp: 0)
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(node.lastError.hasPrefix("DAA error 1001: invalid parameter value (dlb_decode_setparam id 101 = 9, dialogueEnhancement)"), node.lastError)
+        node.deactivate(); node.destroy()
+
+        setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_addbytes:1004", 1)
+        let other = try plugin.create(["library": .string(Self.doublePath)])
+        try other.activate()
+        let failed = try other.decode(Self.frames[0].bytes, timestamp: 0)
+        XCTAssertEqual(failed.status, 2)
+        XCTAssertTrue(other.lastError.hasPrefix("DAA error 1004: internal buffer error (dlb_decode_addbytes, frame 1)"), other.lastError)
+        other.deactivate(); other.destroy()
+    }
+
+    func testACorruptFrameIsABadFrameAndDecodingGoesOn() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath)])
+        try node.activate()
+        var damaged = Self.frames[1].bytes
+        damaged[100] ^= 0x40
+        XCTAssertEqual(try node.decode(Self.frames[0].bytes, timestamp: 0).status, 0)
+        let bad = try node.decode(damaged, timestamp: 2048)
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(node.lastError.hasPrefix("DAA error 1005: frame not valid (dlb_decode_process, frame 2)"), node.lastError)
+        let next = try node.decode(Self.frames[2].bytes, timestamp: 4096)
+        XCTAssertEqual(next.status, 0, node.lastError)
+        XCTAssertEqual(node.lastError, "")
+        node.deactivate(); node.destroy()
+    }
+
+    // MARK: - Finding the library
+
+    func testAMissingLibraryTellsHowToProvideIt() throws {
+        let missing = "/nonexistent/libdlb_decode.so"
+        let message = try XCTUnwrap(plugin.check(["library": .string(missing)]))
+        XCTAssertTrue(message.contains("cannot load the DAA library '\(missing)' (the node's `library` parameter)"), message)
+        XCTAssertTrue(message.contains("DAA_LIBRARY"), message)
+        XCTAssertThrowsError(try plugin.create(["library": .string(missing)]))
+
+        setenv("DAA_LIBRARY", missing, 1)
+        let fromEnvironment = try XCTUnwrap(plugin.check([:]))
+        XCTAssertTrue(fromEnvironment.contains("(the DAA_LIBRARY environment variable)"), fromEnvironment)
+        unsetenv("DAA_LIBRARY")
+
+        let nothing = try XCTUnwrap(plugin.check([:]), "no DAA library is installed on the test machine")
+        XCTAssertTrue(nothing.hasPrefix("no DAA decoder library found"), nothing)
+        for part in ["`library` parameter", "DAA_LIBRARY", "libdlb_decode.so", "libdlbdecode.so", "libdaa.so", "loader path"] {
+            XCTAssertTrue(nothing.contains(part), "\(part) in: \(nothing)")
+        }
+        XCTAssertTrue(plugin.details.hasPrefix("DAA library: none (no DAA decoder library found"), plugin.details)
+    }
+
+    func testDAALibraryEnvironmentVariableIsUsedAndVersionsShown() throws {
+        setenv("DAA_LIBRARY", Self.doublePath, 1)
+        XCTAssertNil(plugin.check([:]))
+        let node = try plugin.create([:])
+        XCTAssertTrue(node.library.hasSuffix("libTestDoubleDAA.so: DAA TEST DOUBLE 1.0 (API 1), core decoder NOT A, DAP DECODER"), node.library)
+        node.destroy()
+        XCTAssertTrue(plugin.details.contains("DAA TEST DOUBLE 1.0 (API 1), core decoder NOT A, DAP DECODER"), plugin.details)
+    }
+
+    func testALibraryMissingSymbolsIsNamedWithThem() throws {
+        // libm has none of the interface's symbols.
+        let message = try XCTUnwrap(plugin.check(["library": .string("libm.so.6")]))
+        XCTAssertTrue(message.contains("is not a DAA decoder library: it lacks the symbols dlb_decode_query_info, dlb_decode_query_memory"), message)
+        XCTAssertTrue(message.contains("dlb_decode_close"), message)
+        // A library with all but one: the example plugin? No — build one lacking only dlb_decode_getparam.
+        let folder = try TemporaryDirectory("daa-partial")
+        let source = folder.file("partial.c"), library = folder.file("libpartial.so")
+        let names = ["query_info", "query_memory", "open", "addbytes", "process", "setparam", "close"]
+        try names.map { "int dlb_decode_\($0)(void) { return 0; }\n" }.joined().write(toFile: source, atomically: true, encoding: .utf8)
+        guard let compiler = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("no C compiler to build a partial library")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: compiler)
+        p.arguments = ["-shared", "-fPIC", "-o", library, source]
+        try p.run(); p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw XCTSkip("\(compiler) failed to build the partial library") }
+        let partial = try XCTUnwrap(plugin.check(["library": .string(library)]))
+        XCTAssertTrue(partial.hasSuffix("is not a DAA decoder library: it lacks the symbol dlb_decode_getparam"), partial)
+    }
+
+    /// The double itself checks what it is given like the real library (raw frames, type 1, too).
+    func testTheDoubleChecksItsInputsAndAcceptsRawFrames() throws {
+        struct QueryIn { var datatype: Int32; var format: Int32; var type: Int32; var timescale: UInt }
+        struct Memory { var decoderSize: Int; var outputBufferSize: Int }
+        struct Buffer { var channels: UInt32; var stride: Int; var dataType: Int32; var data: UnsafeMutablePointer<UnsafeMutableRawPointer?>? }
+        struct IO { var buffer: UnsafeMutablePointer<Buffer>?; var rate: UInt = 0; var channels: UInt32 = 0; var samples: UInt32 = 0
+                    var delay: UInt32 = 0; var timestamp: Int64 = 0 }
+        func symbol<T>(_ name: String, _: T.Type) -> T { unsafeBitCast(dlsym(plugin.doubleHandle, name), to: T.self) }
+        let queryMemory = symbol("dlb_decode_query_memory", (@convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer) -> Int32).self)
+        let open = symbol("dlb_decode_open", (@convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer) -> Int32).self)
+        let addbytes = symbol("dlb_decode_addbytes", (@convention(c) (UnsafeMutableRawPointer, UnsafePointer<CChar>?, UInt32, Int64, UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<Int32>) -> Int32).self)
+        let process = symbol("dlb_decode_process", (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Int32).self)
+        let setparam = symbol("dlb_decode_setparam", (@convention(c) (UnsafeMutableRawPointer, Int32, UnsafeMutableRawPointer?, Int32) -> Int32).self)
+        let getparam = symbol("dlb_decode_getparam", (@convention(c) (UnsafeRawPointer, Int32, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>) -> Int32).self)
+        let close = symbol("dlb_decode_close", (@convention(c) (UnsafeMutableRawPointer) -> Int32).self)
+
+        var memory = Memory(decoderSize: 0, outputBufferSize: 0)
+        for (query, code) in [(QueryIn(datatype: 4, format: 1, type: 1, timescale: 48000), 1008),
+                              (QueryIn(datatype: 7, format: 0, type: 1, timescale: 48000), 1009),
+                              (QueryIn(datatype: 7, format: 1, type: 2, timescale: 48000), 1010),
+                              (QueryIn(datatype: 7, format: 1, type: 1, timescale: 0), 1001),
+                              (QueryIn(datatype: 7, format: 1, type: 1, timescale: 48000), 0)] {
+            var q = query
+            XCTAssertEqual(queryMemory(&q, &memory), Int32(code), "\(query)")
+        }
+        var q = QueryIn(datatype: 7, format: 1, type: 1, timescale: 48000)
+        let handle = UnsafeMutableRawPointer.allocate(byteCount: memory.decoderSize, alignment: 16)
+        handle.initializeMemory(as: UInt8.self, repeating: 0, count: memory.decoderSize)
+        defer { handle.deallocate() }
+        XCTAssertEqual(open(&q, handle), 0)
+
+        var value: Int32 = 10, size: Int32 = 2
+        XCTAssertEqual(setparam(handle, 101, &value, 4), 1001, "DE 10 is out of range")
+        XCTAssertEqual(setparam(handle, 101, &value, 2), 1002, "wrong size")
+        XCTAssertEqual(setparam(handle, 999, &value, 4), 1003, "unknown id")
+        XCTAssertEqual(getparam(handle, 101, &value, &size), 1002)
+        size = 4
+        XCTAssertEqual(getparam(handle, 102, &value, &size), 0)
+        XCTAssertEqual(value, -14, "the library's default ORL")
+
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 4096), right = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+        defer { left.deallocate(); right.deallocate() }
+        var channels: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(left), UnsafeMutableRawPointer(right)]
+        try channels.withUnsafeMutableBufferPointer { ch in
+            var buffer = Buffer(channels: 2, stride: 1, dataType: 7, data: ch.baseAddress)
+            var io = IO(buffer: &buffer)
+            XCTAssertEqual(process(handle, &io), 1006, "no frame yet")
+            // Type 1: one raw frame (the payload of a sync frame) in one call.
+            let reader = try AC4FileReader(path: Self.channelCheckPath)
+            let first = try XCTUnwrap(reader.readAll().frames.first)
+            let raw = Array(first.payload)
+            var consumed: UInt32 = 0, complete: Int32 = 0
+            let rc = raw.withUnsafeBufferPointer { b in
+                b.withMemoryRebound(to: CChar.self) { addbytes(handle, $0.baseAddress, UInt32(b.count), 0, &consumed, &complete) }
+            }
+            XCTAssertEqual(rc, 0)
+            XCTAssertEqual(consumed, UInt32(raw.count))
+            XCTAssertEqual(complete, 1)
+            buffer.dataType = 4
+            XCTAssertEqual(process(handle, &io), 1008, "int16 output is not supported")
+            buffer.dataType = 7
+            XCTAssertEqual(process(handle, &io), 0)
+            XCTAssertEqual(io.samples, 2048)
+            XCTAssertEqual(io.timestamp, -1000)
+            XCTAssertEqual(io.delay, 1000)
+            XCTAssertEqual(left[999], -0.25, "priming")
+            XCTAssertEqual(Self.sequence(left[1000]), 1020)
+            XCTAssertEqual(Self.parameters(right[1000]), Parameters(dap: 1, virtualizer: 1, endpoint: 2, de: 6, orl: -14, mix: 0), "library defaults")
+        }
+        XCTAssertEqual(close(handle), 0)
+    }
+
+    func testNodeTypeDescription() throws {
+        let t = plugin.type.pointee
+        XCTAssertEqual(String(cString: t.type_id), "daa")
+        XCTAssertEqual(t.domain, AGRAPH_DOMAIN_WORKER.rawValue)
+        XCTAssertNil(t.process)
+        XCTAssertEqual(t.outputs.pointee.channels, 2)
+        XCTAssertEqual(plugin.descriptor.pointee.abi.minor, 1)
+        let names = (0..<Int(t.param_count)).map { String(cString: t.params[$0].name) }
+        XCTAssertEqual(names, ["library", "endpoint", "fallbackEndpoint", "virtualizer", "dialogueEnhancement",
+                               "outputReferenceLevel", "presentation", "mainAssociatedMix"])
+    }
+}
+
+// MARK: - A minimal host for one plugin library
+
+enum Value { case string(String), choice(String), bool(Bool), number(Double) }
+
+struct PluginFailure: Error, CustomStringConvertible { var description: String }
+
+final class Plugin {
+    let handle: UnsafeMutableRawPointer
+    let doubleHandle: UnsafeMutableRawPointer
+    let descriptor: UnsafePointer<agraph_plugin_t>
+    let type: UnsafePointer<agraph_node_type_t>
+
+    init(path: String, doublePath: String) throws {
+        guard let h = dlopen(path, RTLD_NOW | RTLD_LOCAL) else { throw PluginFailure(description: String(cString: dlerror())) }
+        guard let d = dlopen(doublePath, RTLD_NOW | RTLD_LOCAL) else { throw PluginFailure(description: String(cString: dlerror())) }
+        handle = h; doubleHandle = d
+        typealias Entry = @convention(c) () -> UnsafePointer<agraph_plugin_t>?
+        let entry = unsafeBitCast(dlsym(h, "agraph_plugin_entry"), to: Entry.self)
+        descriptor = try entry().orThrow("no descriptor")
+        type = try descriptor.pointee.node_types[0].orThrow("no node type")
+    }
+
+    deinit {
+        dlclose(handle)
+        dlclose(doubleHandle)
+    }
+
+    func log() -> [String] {
+        typealias Log = @convention(c) () -> UnsafePointer<CChar>
+        let f = unsafeBitCast(dlsym(doubleHandle, "test_double_daa_call_log"), to: Log.self)
+        return String(cString: f()).split(separator: "\n").map(String.init)
+    }
+
+    func resetLog() {
+        typealias Reset = @convention(c) () -> Void
+        unsafeBitCast(dlsym(doubleHandle, "test_double_daa_reset"), to: Reset.self)()
+    }
+
+    var details: String {
+        guard let ext = descriptor.pointee.get_extension?("agraph.plugin-info/1") else { return "" }
+        typealias Details = @convention(c) () -> UnsafePointer<CChar>?
+        return ext.load(as: Details.self)().map { String(cString: $0) } ?? ""
+    }
+
+    var typeInputCodec: String? { type.pointee.input_codec.map { String(cString: $0) } }
+
+    func paramIndex(_ name: String) -> Int? {
+        (0..<Int(type.pointee.param_count)).first { String(cString: type.pointee.params[$0].name) == name }
+    }
+
+    /// Calls `body` with a create_info for these values (the rest defaulted, as the host does).
+    func withInfo<R>(_ values: [String: Value], _ body: (UnsafePointer<agraph_create_info_t>) -> R) -> R {
+        let t = type.pointee
+        var strings: [UnsafeMutablePointer<CChar>] = []
+        defer { strings.forEach { free($0) } }
+        var array: [agraph_param_value_t] = (0..<Int(t.param_count)).map { i in
+            let p = t.params[i]
+            let name = String(cString: p.name)
+            var v = agraph_param_value_t()
+            v.is_set = p.flags & UInt32(AGRAPH_PARAM_OPTIONAL) != 0 ? 0 : 1
+            v.number = p.default_number
+            if p.type == AGRAPH_PARAM_CHOICE.rawValue { v.string = UnsafePointer(p.choices[Int(p.default_number)]) }
+            switch values[name] {
+            case .string(let s)?:
+                let c = strdup(s)!; strings.append(c); v.string = UnsafePointer(c); v.is_set = 1
+            case .choice(let s)?:
+                let index = (0..<Int(p.choice_count)).first { String(cString: p.choices[$0]!) == s }!
+                v.number = Double(index); v.string = UnsafePointer(p.choices[index]); v.is_set = 1
+            case .bool(let b)?: v.number = b ? 1 : 0; v.is_set = 1
+            case .number(let n)?: v.number = n; v.is_set = 1
+            case nil: break
+            }
+            return v
+        }
+        return "test-daa".withCString { nodeID in
+            array.withUnsafeMutableBufferPointer { buffer in
+                var info = agraph_create_info_t()
+                info.type = type
+                info.node_id = nodeID
+                info.values = UnsafePointer(buffer.baseAddress)
+                info.value_count = UInt32(buffer.count)
+                info.input_channels = 0
+                info.output_channels = 2
+                info.sample_rate = 48000
+                return withUnsafePointer(to: &info) { body($0) }
+            }
+        }
+    }
+
+    /// nil when fine, else the reason.
+    func check(_ values: [String: Value]) -> String? {
+        withInfo(values) { info in
+            var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+            let ok = type.pointee.check!(info, &error, UInt32(error.count))
+            return ok == 1 ? nil : text(error)
+        }
+    }
+
+    func outputLayout(_ values: [String: Value]) -> String? {
+        withInfo(values) { info in type.pointee.output_layout?(info).map { String(cString: $0) } }
+    }
+
+    func create(_ values: [String: Value]) throws -> Node {
+        var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        let instance = withInfo(values) { info in type.pointee.create!(info, &error, UInt32(error.count)) }
+        guard let instance else { throw PluginFailure(description: text(error)) }
+        return Node(plugin: self, instance: instance)
+    }
+}
+
+final class Node {
+    let plugin: Plugin
+    let instance: OpaquePointer
+    var decoder: UnsafePointer<agraph_decoder_ext_t>!
+    var left: [Float] = [], right: [Float] = []
+
+    init(plugin: Plugin, instance: OpaquePointer) {
+        self.plugin = plugin
+        self.instance = instance
+    }
+
+    var type: agraph_node_type_t { plugin.type.pointee }
+
+    func activate() throws {
+        var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        guard type.activate!(instance, 48000, 512, &error, UInt32(error.count)) == 1 else {
+            throw PluginFailure(description: text(error))
+        }
+        let found: UnsafeRawPointer? = type.get_extension?(instance, AGRAPH_EXT_DECODER)
+        let ext = try found.orThrow("no decoder extension")
+        decoder = ext.assumingMemoryBound(to: agraph_decoder_ext_t.self)
+        let capacity = Int(decoder.pointee.max_frames_per_decode!(instance))
+        left = [Float](repeating: 0, count: capacity)
+        right = [Float](repeating: 0, count: capacity)
+    }
+
+    func deactivate() { type.deactivate!(instance) }
+    func destroy() { type.destroy!(instance) }
+    func flush() { decoder.pointee.flush!(instance) }
+
+    func setParameter(_ name: String, _ value: Double) {
+        type.set_parameter!(instance, UInt32(plugin.paramIndex(name)!), value)
+    }
+
+    func decode(_ frame: [UInt8]?, timestamp: Int) throws -> (status: Int32, left: [Float], right: [Float]) {
+        var written: UInt32 = 0
+        let capacity = UInt32(left.count)
+        let status: Int32 = left.withUnsafeMutableBufferPointer { l in
+            right.withUnsafeMutableBufferPointer { r in
+                let channels: [UnsafeMutablePointer<Float>?] = [l.baseAddress, r.baseAddress]
+                return channels.withUnsafeBufferPointer { pcm in
+                    if let frame {
+                        return frame.withUnsafeBufferPointer { bytes in
+                            decoder.pointee.decode!(instance, bytes.baseAddress, UInt32(bytes.count), Int64(timestamp),
+                                                    pcm.baseAddress, capacity, &written)
+                        }
+                    }
+                    return decoder.pointee.decode!(instance, nil, 0, -1, pcm.baseAddress, capacity, &written)
+                }
+            }
+        }
+        return (status, Array(left[0..<Int(written)]), Array(right[0..<Int(written)]))
+    }
+
+    /// decode(NULL, 0) until it writes nothing.
+    func drain() throws -> (left: [Float], right: [Float]) {
+        var l: [Float] = [], r: [Float] = []
+        for _ in 0..<100 {
+            let out = try decode(nil, timestamp: -1)
+            if out.status != 0 { throw PluginFailure(description: lastError) }
+            if out.left.isEmpty { break }
+            l += out.left; r += out.right
+        }
+        return (l, r)
+    }
+
+    private var diagnostics: UnsafeRawPointer? { type.get_extension?(instance, "org.audiograph.daa.diagnostics/1") }
+    private func diagnosticString(_ index: Int) -> String {
+        typealias F = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+        guard let d = diagnostics else { return "" }
+        let f = d.load(fromByteOffset: index * MemoryLayout<UnsafeRawPointer>.stride, as: F.self)
+        return f(instance).map { String(cString: $0) } ?? ""
+    }
+    var lastError: String { diagnosticString(0) }
+    var latencySource: String { diagnosticString(2) }
+    var library: String { diagnosticString(3) }
+    var measuredLatency: UInt32 {
+        typealias F = @convention(c) (OpaquePointer?) -> UInt32
+        guard let d = diagnostics else { return 0 }
+        return d.load(fromByteOffset: MemoryLayout<UnsafeRawPointer>.stride, as: F.self)(instance)
+    }
+}
+
+/// The NUL-terminated text of an error buffer.
+func text(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+extension Optional {
+    func orThrow(_ message: String) throws -> Wrapped {
+        guard let self else { throw PluginFailure(description: message) }
+        return self
+    }
+}
