@@ -35,9 +35,12 @@
  *   presentation          -1…510, LIVE, default -1 = the first decodable
  *   mainAssociatedMix     -32…32, LIVE, default 0 (-32 associated muted,
  *                         32 main muted)
- * `endpoint` and `fallbackEndpoint` are choices, which ABI 1.x does not
- * allow to be LIVE; set_parameter handles them anyway (index of the choice)
- * should the host allow it.
+ * `endpoint` and `fallbackEndpoint` are LIVE choices (ABI 1.1: the value
+ * is the choice's index). `outputIsHeadphones` (-1…1, LIVE) is the output
+ * route, set by the host (agraph run: from the jack-out node's connections
+ * and its `headphones` patterns); with endpoint auto it picks the endpoint,
+ * as DAAPlay follows route changes; -1 (unknown, e.g. offline) falls back to
+ * fallbackEndpoint.
  *
  * ========================================================================
  * How it drives the library (docs/daa-api.md; DAAPlay's behaviour)
@@ -333,7 +336,7 @@ static void unload_library(daa_library *lib) {
 
 enum {
     P_LIBRARY, P_ENDPOINT, P_FALLBACK_ENDPOINT, P_VIRTUALIZER, P_DIALOGUE_ENHANCEMENT,
-    P_OUTPUT_REFERENCE_LEVEL, P_PRESENTATION, P_MAIN_ASSOCIATED_MIX, P_COUNT
+    P_OUTPUT_REFERENCE_LEVEL, P_PRESENTATION, P_MAIN_ASSOCIATED_MIX, P_OUTPUT_IS_HEADPHONES, P_COUNT
 };
 enum { ENDPOINT_HEADPHONES, ENDPOINT_SPEAKERS, ENDPOINT_AUTO };
 
@@ -348,9 +351,9 @@ static const agraph_param_t daa_params[P_COUNT] = {
       NULL, AGRAPH_PARAM_STRING, AGRAPH_PARAM_OPTIONAL, 0, 0, 0, NULL, NULL, 0, 0 },
     { "endpoint", "Playback endpoint: headphones, speakers, or auto (the output device decides; offline: "
                   "fallbackEndpoint).",
-      NULL, AGRAPH_PARAM_CHOICE, 0, 0, 0, ENDPOINT_AUTO, NULL, endpoint_choices, 3, 0 },
+      NULL, AGRAPH_PARAM_CHOICE, AGRAPH_PARAM_LIVE, 0, 0, ENDPOINT_AUTO, NULL, endpoint_choices, 3, 0 },
     { "fallbackEndpoint", "Endpoint used when endpoint is auto and the output device is unknown.",
-      NULL, AGRAPH_PARAM_CHOICE, 0, 0, 0, ENDPOINT_HEADPHONES, NULL, fallback_choices, 2, 0 },
+      NULL, AGRAPH_PARAM_CHOICE, AGRAPH_PARAM_LIVE, 0, 0, ENDPOINT_HEADPHONES, NULL, fallback_choices, 2, 0 },
     { "virtualizer", "Headphone virtualizer (binaural output on the headphone endpoint).",
       NULL, AGRAPH_PARAM_BOOLEAN, AGRAPH_PARAM_LIVE, 0, 1, 1, NULL, NULL, 0, 0 },
     { "dialogueEnhancement", "Dialogue enhancement gain, 0 (off) to 9.",
@@ -361,6 +364,10 @@ static const agraph_param_t daa_params[P_COUNT] = {
       NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -1, 510, -1, NULL, NULL, 0, 0 },
     { "mainAssociatedMix", "Main/associated mixing: -32 associated muted, 0 neutral, 32 main muted.",
       NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -32, 32, 0, NULL, NULL, 0, 0 },
+    { "outputIsHeadphones", "The output route, set by the host: 1 headphones, 0 speakers, -1 unknown "
+                            "(then fallbackEndpoint). With endpoint auto it decides the endpoint; agraph run "
+                            "sets it from the jack-out node's connections (its headphones patterns).",
+      NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -1, 1, -1, NULL, NULL, 0, 0 },
 };
 
 static const agraph_port_t daa_input = { "in", AGRAPH_CHANNELS_FIXED, 0, 0, 0 };
@@ -410,7 +417,13 @@ typedef struct daa_node {
 
 static int endpoint_value(const int *values) {
     int e = values[P_ENDPOINT];
-    if (e == ENDPOINT_AUTO) e = values[P_FALLBACK_ENDPOINT] == 1 ? ENDPOINT_SPEAKERS : ENDPOINT_HEADPHONES;
+    if (e == ENDPOINT_AUTO) {
+        /* Like DAAPlay's route-change handling: the output decides when known. */
+        if (values[P_OUTPUT_IS_HEADPHONES] >= 0)
+            e = values[P_OUTPUT_IS_HEADPHONES] ? ENDPOINT_HEADPHONES : ENDPOINT_SPEAKERS;
+        else
+            e = values[P_FALLBACK_ENDPOINT] == 1 ? ENDPOINT_SPEAKERS : ENDPOINT_HEADPHONES;
+    }
     return e == ENDPOINT_SPEAKERS ? DAA_ENDPOINT_SPEAKERS : DAA_ENDPOINT_HEADPHONES;
 }
 
@@ -430,7 +443,8 @@ static const char *library_parameter(const agraph_create_info_t *info) {
 static int apply_parameter(daa_node *n, int index) {
     int id, value;
     switch (index) {
-    case P_ENDPOINT: case P_FALLBACK_ENDPOINT: id = DAA_PARAM_ENDPOINT; value = endpoint_value(n->values); break;
+    case P_ENDPOINT: case P_FALLBACK_ENDPOINT: case P_OUTPUT_IS_HEADPHONES:
+        id = DAA_PARAM_ENDPOINT; value = endpoint_value(n->values); break;
     case P_VIRTUALIZER: id = DAA_PARAM_VIRTUALIZER; value = n->values[index] ? 1 : 0; break;
     case P_DIALOGUE_ENHANCEMENT: id = DAA_PARAM_DIALOGUE_ENHANCEMENT; value = n->values[index]; break;
     case P_OUTPUT_REFERENCE_LEVEL: id = DAA_PARAM_OUTPUT_REFERENCE_LEVEL; value = n->values[index]; break;
@@ -453,7 +467,7 @@ static const int parameter_order[] = { P_DIALOGUE_ENHANCEMENT, P_OUTPUT_REFERENC
                                        P_MAIN_ASSOCIATED_MIX, P_ENDPOINT, P_VIRTUALIZER };
 
 static int apply_dirty(daa_node *n) {
-    unsigned endpoint_bits = (1u << P_ENDPOINT) | (1u << P_FALLBACK_ENDPOINT);
+    unsigned endpoint_bits = (1u << P_ENDPOINT) | (1u << P_FALLBACK_ENDPOINT) | (1u << P_OUTPUT_IS_HEADPHONES);
     if (n->dirty & endpoint_bits) n->dirty = (n->dirty & ~endpoint_bits) | (1u << P_ENDPOINT);
     for (size_t i = 0; i < sizeof parameter_order / sizeof parameter_order[0]; i++) {
         int p = parameter_order[i];

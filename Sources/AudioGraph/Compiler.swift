@@ -23,6 +23,9 @@ public final class CompiledGraph: @unchecked Sendable {
     public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
         let (c, p) = try locate(address)
         let name = address.split(separator: "[").first.map(String.init) ?? address
+        if case .choice(let options) = p.type, !(value == value.rounded() && value >= 0 && Int(value) < options.count) {
+            throw ParameterError(description: "\(name) is one of \(options.joined(separator: ", ")) (or its index 0…\(options.count - 1)); got \(value)")
+        }
         if let r = p.range, !r.contains(value) {
             throw ParameterError(description: "\(value) is out of range for \(name): \(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(p.unit.map { " \($0)" } ?? "")")
         }
@@ -79,6 +82,21 @@ public final class CompiledGraph: @unchecked Sendable {
 
     private let valuesLock = Mutex<[String: Double]>([:])
 
+    /// The number a word stands for at `address`: a number, true/false/on/off,
+    /// or the name of one of a choice parameter's options (its index).
+    /// [control threads]
+    public func number(_ address: String, word: String) throws(ParameterError) -> Double {
+        switch word.lowercased() {
+        case "true", "on", "yes": return 1
+        case "false", "off", "no": return 0
+        default: if let v = Double(word) { return v }
+        }
+        let (_, p) = try locate(address)
+        if case .choice(let options) = p.type, let i = options.firstIndex(of: word) { return Double(i) }
+        throw ParameterError(description: "'\(word)' is not a value of \(address)"
+            + (p.type.name.hasPrefix("one of") ? "; it is \(p.type.name)" : "; give a number (or true/false)"))
+    }
+
     /// The value of a parameter: the last one set, else the graph's.
     /// Booleans read as 0 or 1. [control threads]
     public func value(_ address: String) throws(ParameterError) -> Double {
@@ -91,6 +109,11 @@ public final class CompiledGraph: @unchecked Sendable {
         switch node.parameters[name] {
         case .number(let v)?: return v
         case .boolean(let b)?: return b ? 1 : 0
+        case .string(let s)?:
+            if case .choice(let options) = node.descriptor.parameters[Int(c.parameter)].type, let i = options.firstIndex(of: s) {
+                return Double(i)
+            }
+            throw ParameterError(description: "'\(address)' is text, not a number")
         case .numberList(let l)? where e >= 0 && e < l.count: return l[e]
         case .booleanList(let l)? where e >= 0 && e < l.count: return l[e] ? 1 : 0
         default:

@@ -309,6 +309,12 @@ public final class RunningGraph: @unchecked Sendable {
     /// A parameter's current value. [control-thread]
     public func value(_ address: String) throws -> Double { try compiled.value(address) }
 
+    /// Changes a live parameter given as a word: a number, true/false, or
+    /// a choice's option name (`set dec.endpoint speakers`). [control-thread]
+    public func set(_ address: String, word: String) throws {
+        try compiled.set(address, try compiled.number(address, word: word))
+    }
+
     /// Moves one source (or, with nil, every seekable source) to `seconds`.
     /// [control-thread]
     public func seek(node id: String?, seconds: Double) throws {

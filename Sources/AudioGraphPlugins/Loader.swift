@@ -327,8 +327,8 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         default:
             throw PluginError("parameter \(name): unknown type \(p.type)")
         }
-        if live && !(type == .number || type == .integer || type == .boolean) {
-            throw PluginError("parameter \(name): only number, integer and boolean parameters may be live")
+        if live, type == .string {
+            throw PluginError("parameter \(name): string parameters cannot be live")
         }
         if let r = range, case .number(let v)? = def, !r.contains(v), !required, !optional {
             throw PluginError("parameter \(name): default \(v) outside \(r.lowerBound)…\(r.upperBound)")

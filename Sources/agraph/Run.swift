@@ -171,9 +171,8 @@ final class Console {
         guard let command = words.first else { return }
         switch (command, words.count) {
         case ("set", 3):
-            guard let value = Self.number(words[2]) else { return fail("'\(words[2])' is not a number (or true/false)") }
             do {
-                try live.set(words[1], value)
+                try live.set(words[1], word: words[2])
                 reply("\(words[1]) = \(words[2])")
             } catch { fail("\(error)") }
         case ("get", 2):
@@ -201,14 +200,6 @@ final class Console {
                 """)
         default:
             fail("unknown command '\(line)'; type 'help'")
-        }
-    }
-
-    static func number(_ word: String) -> Double? {
-        switch word.lowercased() {
-        case "true", "on", "yes": 1
-        case "false", "off", "no": 0
-        default: Double(word)
         }
     }
 

@@ -234,6 +234,34 @@ final class DAATests: XCTestCase {
         node.deactivate(); node.destroy()
     }
 
+    /// With endpoint auto, the output route the host reports
+    /// (`outputIsHeadphones`) picks the endpoint from the next frame, as
+    /// DAAPlay follows route changes; unknown (-1) falls back; an explicit
+    /// endpoint ignores the route; and the endpoint itself is live.
+    func testEndpointAutoFollowsTheRouteAndEndpointIsLive() throws {
+        let node = try plugin.create(["library": .string(Self.doublePath), "endpoint": .choice("auto"),
+                                      "fallbackEndpoint": .choice("speakers")])
+        try node.activate()
+        var right: [Float] = []
+        for i in 0..<10 {
+            switch i {
+            case 2: node.setParameter("outputIsHeadphones", 1)
+            case 4: node.setParameter("outputIsHeadphones", 0)
+            case 6: node.setParameter("endpoint", 0)            // headphones, whatever the route
+            case 8: node.setParameter("endpoint", 2); node.setParameter("outputIsHeadphones", -1)
+            default: break
+            }
+            right += try node.decode(Self.frames[i].bytes, timestamp: i * 2048).right
+        }
+        right += try node.drain().right
+        XCTAssertEqual(right.count, 10 * 2048)
+        let expected = [1, 1, 2, 2, 1, 1, 2, 2, 1, 1]   // 1 speakers, 2 headphones
+        for i in 0..<10 {
+            XCTAssertEqual(Self.parameters(right[i * 2048]).endpoint, expected[i], "frame \(i)")
+        }
+        node.deactivate(); node.destroy()
+    }
+
     func testOutputLayoutIsBinauralOnlyWhenVirtualizingForHeadphones() throws {
         XCTAssertEqual(plugin.outputLayout([:]), "binaural", "auto → fallback headphones, virtualizer on")
         XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("headphones")]), "binaural")
@@ -455,7 +483,10 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(plugin.descriptor.pointee.abi.minor, 1)
         let names = (0..<Int(t.param_count)).map { String(cString: t.params[$0].name) }
         XCTAssertEqual(names, ["library", "endpoint", "fallbackEndpoint", "virtualizer", "dialogueEnhancement",
-                               "outputReferenceLevel", "presentation", "mainAssociatedMix"])
+                               "outputReferenceLevel", "presentation", "mainAssociatedMix", "outputIsHeadphones"])
+        let live = (0..<Int(t.param_count)).filter { t.params[$0].flags & UInt32(AGRAPH_PARAM_LIVE) != 0 }
+            .map { String(cString: t.params[$0].name) }
+        XCTAssertEqual(live, Array(names.dropFirst()), "every parameter but library is live, the endpoint choices included")
     }
 }
 

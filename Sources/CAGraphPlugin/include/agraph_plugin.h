@@ -133,7 +133,9 @@ typedef enum agraph_param_type {
 enum {
     /** The value may change while the graph renders (`node.param` in
      *  `agraph run`): the host then calls `set_parameter` on the audio
-     *  thread. Only NUMBER, INTEGER and BOOLEAN parameters may be live in 1.x. */
+     *  thread (worker thread for decoders). NUMBER, INTEGER and BOOLEAN
+     *  parameters may be live; since 1.1 also CHOICE (the value passed is
+     *  the index of the choice). STRING parameters never are. */
     AGRAPH_PARAM_LIVE = 1u << 0,
     /** A graph may leave the parameter out and it stays absent (no
      *  default): the host passes `is_set = 0`. */
