@@ -163,7 +163,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveJACKTests",
-            dependencies: ["AudioGraphJACK", "TestSupport", "CJack", "CJackShim", "CMallocCounter"],
+            dependencies: ["AudioGraphJACK", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim", "CMallocCounter"],
             path: "Tests/LiveJACKTests"
         ),
         .testTarget(

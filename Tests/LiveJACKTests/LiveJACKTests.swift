@@ -1,5 +1,6 @@
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphPlugins
 import CJack
 import CMallocCounter
 import Foundation
@@ -709,6 +710,69 @@ final class LiveJACKTests: XCTestCase {
         let graphFrames = try XCTUnwrap(viaGraph, "jack_iodelay measured nothing through the graph")
         XCTAssertEqual(thruFrames, 256, accuracy: 0.5, "the loop through jack_thru is one period")
         XCTAssertEqual(graphFrames, thruFrames, accuracy: 0.5, "the graph adds no frames beyond JACK's own")
+    }
+
+    // MARK: DAA endpoint auto
+
+    /// `daa` with `endpoint: auto` follows the sink's connections live, like
+    /// DAAPlay's route changes: connected to ports matching the jack-out's
+    /// `headphones` patterns, the decoder gets the headphones endpoint;
+    /// otherwise speakers. (Decoded by the test double of the DAA
+    /// interface, whose right channel encodes the endpoint it was given.)
+    func testDAAEndpointAutoFollowsTheSinkConnections() throws {
+        guard let agraph = locateAgraph().path else { throw XCTSkip("build products not found") }
+        let build = URL(fileURLWithPath: agraph).deletingLastPathComponent().path
+        let double = build + "/libTestDoubleDAA.so"
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: double), "libTestDoubleDAA.so not built")
+        let media = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/media/ChannelCheck.ac4").path
+        guard FileManager.default.fileExists(atPath: media) else { return XCTFail("missing test media \(media)") }
+
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let binder = JACKPortBinder()
+        let (registry, report) = NodeRegistry.withPlugins(.withJACK(binder))
+        XCTAssertNotNil(registry["daa"], "the daa plugin loads; \(report.note)")
+        let graph = try GraphValidator(registry: registry).validate(bytes: Array("""
+            {"format": "agraph/1", "name": "route", "nodes": [
+              {"id": "stream", "type": "ac4", "params": {"path": "\(media)"}},
+              {"id": "dec", "type": "daa", "params": {"library": "\(double)", "endpoint": "auto", "fallbackEndpoint": "speakers"}},
+              {"id": "out", "type": "jack-out", "params": {"headphones": ["*phones*"]}}],
+             "links": [{"from": "stream", "to": "dec"}, {"from": "dec", "to": "out"}]}
+            """.utf8), file: "route.json", directory: dir.path).get()
+        var options = RunningGraph.Options()
+        options.clientName = "agraph-route"
+        options.server = .external
+        options.serverName = server.name
+        let live = try RunningGraph(graph: graph, binder: binder, options: options)
+        defer { live.stop() }
+        let events = EventLog(live.events)
+
+        /// The endpoint the double was given, from the last recorded second.
+        func endpoint(_ rec: JACKRecorder) -> Int? {
+            let n = rec.framesRecorded
+            guard n > 4800 else { return nil }
+            let right = rec.samples(1, (n - 4800)..<n)
+            let codes = Set(right.map { Int(($0 * 131_072).rounded()) / (65 * 13 * 10) % 3 })
+            return codes.count == 1 ? codes.first : nil
+        }
+
+        let speakers = try JACKRecorder(server: server.name, name: "spk-rec", channels: 2, seconds: 10)
+        defer { speakers.close() }
+        try speakers.connect(from: ["agraph-route:out_L", "agraph-route:out_R"])
+        // The route is announced at start (nothing connected: not headphones).
+        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(headphones: false) }, "\(events.all)")
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(endpoint(speakers), 1, "connected to speakers: the speakers endpoint")
+
+        let phones = try JACKRecorder(server: server.name, name: "phones-rec", channels: 2, seconds: 10)
+        defer { phones.close() }
+        try phones.connect(from: ["agraph-route:out_L", "agraph-route:out_R"])
+        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(headphones: true) }, "\(events.all)")
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertTrue(live.outputIsHeadphones)
+        XCTAssertEqual(endpoint(phones), 2, "connected to headphones: the headphones endpoint")
+        XCTAssertEqual(endpoint(speakers), 2, "the same stream goes to both")
     }
 }
 
