@@ -34,6 +34,9 @@ public struct LoadedPlugin: Sendable {
     public var abiMajor: Int
     public var abiMinor: Int
     public var typeIDs: [String]
+    /// The plugin's own details (AGRAPH_EXT_PLUGIN_INFO), e.g. the external
+    /// library it found and its versions.
+    public var details: String? = nil
 }
 
 /// A library or node type that could not be used, and why.
@@ -132,6 +135,10 @@ public struct PluginCatalog: Sendable {
         var loaded = LoadedPlugin(path: path, name: string(p.name) ?? "?", vendor: string(p.vendor) ?? "?",
                                   version: string(p.version) ?? "?",
                                   abiMajor: Int(abi.major), abiMinor: Int(abi.minor), typeIDs: [])
+        if let info = p.get_extension?(AGRAPH_EXT_PLUGIN_INFO)?.assumingMemoryBound(to: agraph_plugin_info_ext_t.self),
+           let details = info.pointee.details?() {
+            loaded.details = String(cString: details)
+        }
         for i in 0..<Int(p.node_type_count) {
             guard let t = p.node_types?[i] else {
                 failures.append(PluginLoadFailure(path: path, reason: "node type \(i) is NULL"))
@@ -160,6 +167,11 @@ public struct PluginCatalog: Sendable {
             s += "; failed to load: " + failures.map(\.description).joined(separator: "; ")
         }
         return s
+    }
+
+    /// The loaded plugin that provides `typeID`, if any.
+    public func plugin(providing typeID: String) -> LoadedPlugin? {
+        plugins.first { $0.typeIDs.contains(typeID) }
     }
 
     /// Why `typeID` is not available, for an unknown-type message.

@@ -118,6 +118,12 @@ struct Nodes: ParsableCommand {
             throw ExitCode.failure
         }
         print(Describe.nodeType(t.descriptor), terminator: "")
+        if let plugin = pluginReport.plugin(providing: type) {
+            print("  plugin: \(plugin.name) \(plugin.version) (\(plugin.vendor)), ABI \(plugin.abiMajor).\(plugin.abiMinor)")
+            if let details = plugin.details {
+                print(details.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
+            }
+        }
     }
 }
 

@@ -30,7 +30,8 @@ struct Probe: ParsableCommand {
             printError("agraph: \(file): no valid AC-4 sync frame in \(reader.bytes.count) byte\(reader.bytes.count == 1 ? "" : "s")")
             throw ExitCode.failure
         }
-        writeStdout(json ? Self.json(file: file, stats, toc) : Self.text(file: file, stats, toc))
+        writeStdout(json ? Self.json(file: file, stats, toc, decoder: Self.decoder())
+                         : Self.text(file: file, stats, toc, decoder: Self.decoder()))
     }
 
     /// "23.4375", "29.97", "24": frames per second without trailing zeros.
@@ -41,7 +42,18 @@ struct Probe: ParsableCommand {
         return s
     }
 
-    static func text(file: String, _ s: AC4Statistics, _ toc: AC4TOC) -> String {
+    /// What can decode AC-4 here: the plugin providing `daa` and its own
+    /// details (the DAA library it found and its version strings), or why
+    /// there is none.
+    static func decoder() -> String {
+        guard let plugin = pluginReport.plugin(providing: "daa") else {
+            return "no daa decoder plugin (\(pluginReport.note))"
+        }
+        let details = plugin.details.map { "; " + $0.split(separator: "\n").joined(separator: "; ") } ?? ""
+        return "daa (\(plugin.name) \(plugin.version))\(details)"
+    }
+
+    static func text(file: String, _ s: AC4Statistics, _ toc: AC4TOC, decoder: String) -> String {
         var lines: [(String, String)] = []
         let crc = s.framesWithCRC == s.validFrames ? "all frames" : s.framesWithCRC == 0 ? "none" : "\(s.framesWithCRC) of \(s.validFrames) frames"
         lines.append(("format", "AC-4 sync frames (CRC: \(crc))"))
@@ -67,13 +79,14 @@ struct Probe: ParsableCommand {
         } else {
             lines.append(("truncated tail", "none"))
         }
+        lines.append(("decoder", decoder))
         let width = lines.map(\.0.count).max()! + 2
         var out = "\(file)\n"
         for (k, v) in lines { out += "  " + (k + ":").padding(width) + v + "\n" }
         return out
     }
 
-    static func json(file: String, _ s: AC4Statistics, _ toc: AC4TOC) -> String {
+    static func json(file: String, _ s: AC4Statistics, _ toc: AC4TOC, decoder: String) -> String {
         var w = JSONWriter()
         w.begin()
         w.field("file", .string(file))
@@ -116,6 +129,7 @@ struct Probe: ParsableCommand {
         } else {
             w.field("truncatedTail", .raw("null"))
         }
+        w.field("decoder", .string(decoder))
         w.end()
         return w.text + "\n"
     }

@@ -256,4 +256,51 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(SignalAnalysis.frequency(of: left, sampleRate: 48000), 440, accuracy: 0.05, name)
         }
     }
+
+    // MARK: probe and the DAA node
+
+    static var channelCheck: String { repoRoot.deletingLastPathComponent().appendingPathComponent("shared/media/ChannelCheck.ac4").path }
+
+    func testProbeReportsTheFactsOfChannelCheck() throws {
+        guard FileManager.default.fileExists(atPath: Self.channelCheck) else {
+            return XCTFail("missing test media \(Self.channelCheck) (see ../shared/media/README.md)")
+        }
+        let run = try agraph("probe", Self.channelCheck)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        for fact in ["frames:            846", "duration:          36.096 s (1732608 samples)", "sample rate:       48000 Hz",
+                     "23.4375 fps (index 13), 2048 samples per frame", "bitstream version: 2",
+                     "I-frames:          36, every 24 frames", "CRC errors:        0", "skipped bytes:     0", "decoder:"] {
+            XCTAssertTrue(run.stdout.contains(fact), "missing \"\(fact)\" in:\n\(run.stdout)")
+        }
+        let json = try agraph("probe", Self.channelCheck, "--json")
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(object?["frames"] as? Int, 846)
+        XCTAssertEqual(object?["samples"] as? Int, 1_732_608)
+        XCTAssertEqual(object?["crcErrors"] as? Int, 0)
+        let missing = try agraph("probe", "/nonexistent.ac4")
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("/nonexistent.ac4"), missing.stderr)
+    }
+
+    /// `agraph nodes daa` and `agraph probe` show the DAA library's version
+    /// strings when one is given (here the test double of its interface).
+    func testDAALibraryVersionsAreShownWhenPresent() throws {
+        let double = URL(fileURLWithPath: try Self.agraphPath()).deletingLastPathComponent().appendingPathComponent("libTestDoubleDAA.so").path
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: double), "libTestDoubleDAA.so not built")
+        setenv("DAA_LIBRARY", double, 1)
+        defer { unsetenv("DAA_LIBRARY") }
+        let nodes = try agraph("nodes", "daa")
+        XCTAssertEqual(nodes.status, 0, nodes.stderr)
+        XCTAssertTrue(nodes.stdout.contains("DAA library: \(double)"), nodes.stdout)
+        XCTAssertTrue(nodes.stdout.contains("DAA TEST DOUBLE"), nodes.stdout)
+        XCTAssertTrue(nodes.stdout.contains("endpoint: one of \"headphones\", \"speakers\", \"auto\""), nodes.stdout)
+        if FileManager.default.fileExists(atPath: Self.channelCheck) {
+            XCTAssertTrue(try agraph("probe", Self.channelCheck).stdout.contains("DAA TEST DOUBLE"))
+        }
+        unsetenv("DAA_LIBRARY")
+        let without = try agraph("validate", "Graphs/ac4-daa-headphones.json")
+        XCTAssertEqual(without.status, 1)
+        XCTAssertTrue(without.stderr.contains("DAA_LIBRARY"), without.stderr)
+    }
 }

@@ -28,15 +28,9 @@ typedef struct daa_diagnostics_ext {
     const char *(*library)(const agraph_instance_t *instance);
 } daa_diagnostics_ext_t;
 
-/** Plugin-wide (`agraph_plugin_t.get_extension(AGRAPH_EXT_PLUGIN_INFO)`):
- *  details for `agraph nodes daa`: which DAA library the default lookup
- *  finds (DAA_LIBRARY, else the usual names) and its version strings, or
- *  why none was found. Multi-line text, static until the next call.
- *  [main-thread] */
-#define AGRAPH_EXT_PLUGIN_INFO "agraph.plugin-info/1"
-typedef struct agraph_plugin_info_ext {
-    const char *(*details)(void);
-} agraph_plugin_info_ext_t;
+/* The plugin-wide details for `agraph nodes daa` and `agraph probe` (the
+ * DAA library found and its version strings) come through the ABI's
+ * AGRAPH_EXT_PLUGIN_INFO extension. */
 
 #ifdef __cplusplus
 }

@@ -531,6 +531,20 @@ typedef struct agraph_decoder_ext {
     uint32_t (*decoder_latency)(const agraph_instance_t *instance);
 } agraph_decoder_ext_t;
 
+/* ======================================================================
+ * Extension: plugin info (AGRAPH_EXT_PLUGIN_INFO), plugin-wide
+ * ====================================================================== */
+
+/** From `agraph_plugin_t.get_extension(AGRAPH_EXT_PLUGIN_INFO)`: details
+ *  that `agraph nodes <type>` and `agraph probe` show, e.g. which external
+ *  library a plugin found and its version strings, or why it found none.
+ *  Multi-line UTF-8 text owned by the plugin, valid until the next call.
+ *  [main-thread] */
+#define AGRAPH_EXT_PLUGIN_INFO "agraph.plugin-info/1"
+typedef struct agraph_plugin_info_ext {
+    const char *(*details)(void);
+} agraph_plugin_info_ext_t;
+
 #ifdef __cplusplus
 }
 #endif
