@@ -298,6 +298,18 @@ final class CLITests: XCTestCase {
         if FileManager.default.fileExists(atPath: Self.channelCheck) {
             XCTAssertTrue(try agraph("probe", Self.channelCheck).stdout.contains("DAA TEST DOUBLE"))
         }
+        // The example graph validates with a library and renders offline
+        // (jack-out discards offline; -o records what reaches it).
+        let dir = try TemporaryDirectory()
+        XCTAssertEqual(try agraph("validate", "Graphs/ac4-daa-headphones.json").status, 0)
+        let render = try agraph("render", "Graphs/ac4-daa-headphones.json", "--duration", "2", "-o", dir.file("daa.wav"), "--quiet")
+        XCTAssertEqual(render.status, 0, render.stderr)
+        let file = try readSoundFile(dir.file("daa.wav"))
+        XCTAssertEqual(file.channels, 2)
+        XCTAssertEqual(file.samples.count, 2 * 96000)
+        XCTAssertGreaterThan(SignalAnalysis.peak(deinterleave(file.samples, channels: 2, channel: 0)), 0.01,
+                            "decoded audio (the double's PCM) mixed with the -40 dBFS tone")
+
         unsetenv("DAA_LIBRARY")
         let without = try agraph("validate", "Graphs/ac4-daa-headphones.json")
         XCTAssertEqual(without.status, 1)
