@@ -86,121 +86,45 @@ struct Probe: ParsableCommand {
         return out
     }
 
+    /// The facts as JSON, keys in a stable order (`JSONOut` keeps them).
     static func json(file: String, _ s: AC4Statistics, _ toc: AC4TOC, decoder: String) -> String {
-        var w = JSONWriter()
-        w.begin()
-        w.field("file", .string(file))
-        w.field("format", .string("ac4"))
-        w.field("frames", .int(s.validFrames))
-        w.field("durationSeconds", .number(s.durationSeconds, 6))
-        w.field("samples", .int(s.totalSamples))
-        w.field("sampleRate", .int(toc.sampleRate))
-        w.begin("frameRate")
-        w.field("index", .int(toc.frameRateIndex))
-        w.field("framesPerSecond", .raw(fps(toc.framesPerSecond)))
-        w.field("samplesPerFrame", .int(toc.samplesPerFrame))
-        w.field("samplesPerFrameExact", .bool(toc.samplesPerFrameIsExact))
-        w.end()
-        w.field("bitstreamVersions", .raw("[" + s.bitstreamVersions.map(String.init).joined(separator: ", ") + "]"))
-        w.field("framesWithCRC", .int(s.framesWithCRC))
-        w.begin("iFrames")
-        w.field("count", .int(s.iFrames))
-        if let sp = s.iFrameSpacing {
-            w.begin("spacing")
-            w.field("min", .int(sp.min))
-            w.field("max", .int(sp.max))
-            w.field("typical", .int(sp.typical))
-            w.end()
-        } else {
-            w.field("spacing", .raw("null"))
-        }
-        w.end()
-        w.field("crcErrors", .int(s.crcErrors))
-        w.field("skippedBytes", .int(s.skippedBytes))
-        w.field("resyncs", .int(s.resyncs))
-        w.field("sequenceGaps", .int(s.sequenceGaps))
-        w.field("splices", .int(s.splices))
-        if let t = s.truncatedTail {
-            w.begin("truncatedTail")
-            w.field("offset", .int(t.offset))
-            w.field("bytes", .int(t.bytes))
-            w.field("partialFrame", .bool(t.hasPartialFrame))
-            w.end()
-        } else {
-            w.field("truncatedTail", .raw("null"))
-        }
-        w.field("decoder", .string(decoder))
-        w.end()
-        return w.text + "\n"
+        let spacing: JSONOut = s.iFrameSpacing.map {
+            .object([("min", .number(Double($0.min))), ("max", .number(Double($0.max))), ("typical", .number(Double($0.typical)))])
+        } ?? .null
+        let tail: JSONOut = s.truncatedTail.map {
+            .object([("offset", .number(Double($0.offset))), ("bytes", .number(Double($0.bytes))),
+                     ("partialFrame", .bool($0.hasPartialFrame))])
+        } ?? .null
+        let facts: JSONOut = .object([
+            ("file", .string(file)),
+            ("format", .string("ac4")),
+            ("frames", .number(Double(s.validFrames))),
+            ("durationSeconds", .number((s.durationSeconds * 1e6).rounded() / 1e6)),
+            ("samples", .number(Double(s.totalSamples))),
+            ("sampleRate", .number(Double(toc.sampleRate))),
+            ("frameRate", .object([
+                ("index", .number(Double(toc.frameRateIndex))),
+                ("framesPerSecond", .number(toc.framesPerSecond)),
+                ("samplesPerFrame", .number(Double(toc.samplesPerFrame))),
+                ("samplesPerFrameExact", .bool(toc.samplesPerFrameIsExact)),
+            ])),
+            ("bitstreamVersions", .array(s.bitstreamVersions.map { .number(Double($0)) })),
+            ("framesWithCRC", .number(Double(s.framesWithCRC))),
+            ("iFrames", .object([("count", .number(Double(s.iFrames))), ("spacing", spacing)])),
+            ("crcErrors", .number(Double(s.crcErrors))),
+            ("skippedBytes", .number(Double(s.skippedBytes))),
+            ("resyncs", .number(Double(s.resyncs))),
+            ("sequenceGaps", .number(Double(s.sequenceGaps))),
+            ("splices", .number(Double(s.splices))),
+            ("truncatedTail", tail),
+            ("decoder", .string(decoder)),
+        ])
+        return facts.rendered() + "\n"
     }
 }
 
 extension String {
     fileprivate func padding(_ width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
-    }
-}
-
-/// A tiny JSON writer that keeps keys in the order written, 2-space indent.
-private struct JSONWriter {
-    enum Value {
-        case string(String), int(Int), number(Double, Int), bool(Bool), raw(String)
-    }
-
-    var text = ""
-    private var depth = 0
-    private var first = true
-
-    private mutating func key(_ k: String) {
-        text += first ? "\n" : ",\n"
-        first = false
-        text += String(repeating: "  ", count: depth) + Self.quote(k) + ": "
-    }
-
-    /// Opens an object: the top-level one (no key) or the value of `k`.
-    mutating func begin(_ k: String? = nil) {
-        if let k { key(k) }
-        text += "{"
-        depth += 1
-        first = true
-    }
-
-    /// Closes the innermost object.
-    mutating func end() {
-        depth -= 1
-        text += first ? "}" : "\n" + String(repeating: "  ", count: depth) + "}"
-        first = false
-    }
-
-    mutating func field(_ k: String, _ v: Value) {
-        key(k)
-        switch v {
-        case .string(let s): text += Self.quote(s)
-        case .int(let i): text += String(i)
-        case .number(let x, let digits): text += formatFixed(x, digits)
-        case .bool(let b): text += b ? "true" : "false"
-        case .raw(let r): text += r
-        }
-    }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let hex = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
     }
 }
