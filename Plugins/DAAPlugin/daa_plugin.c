@@ -734,15 +734,15 @@ static uint32_t daa_decoder_latency(const agraph_instance_t *instance) {
     return 0; /* the node drops the library's delay itself */
 }
 
-static const agraph_decoder_ext_t decoder_ext = {
-    NULL, daa_max_frames_per_decode, daa_decode, flush_decoder, daa_decoder_latency,
-};
-
 /* ---- diagnostics extension ---- */
 
 static const char *diag_last_error(const agraph_instance_t *instance) {
     return ((const daa_node *)instance)->last_error;
 }
+
+static const agraph_decoder_ext_t decoder_ext = {
+    NULL, daa_max_frames_per_decode, daa_decode, flush_decoder, daa_decoder_latency, diag_last_error,
+};
 static uint32_t diag_latency(const agraph_instance_t *instance) {
     return ((const daa_node *)instance)->latency;
 }

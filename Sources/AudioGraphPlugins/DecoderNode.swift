@@ -128,6 +128,9 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     /// Live parameter changes from the audio thread.
     let parameters = SPSCRing<ParameterChange>(minimumCapacity: 256)
     let badFrames = Atomic<Int>(0)
+    /// The decoder's words for the last bad frame (its `last_error`).
+    /// [worker-thread writes; read after stop]
+    private(set) var lastBadFrame: String?
     private let target = Atomic<Int>(Int.max)
     private let pendingSeek = Atomic<Int>(-1)
     /// Planar PCM the plugin writes into, and its interleaved copy.
@@ -194,9 +197,11 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
                 emit(Int(written))
             case Int32(AGRAPH_DECODE_BAD_FRAME.rawValue):
                 badFrames.add(1, ordering: .relaxed)
+                lastBadFrame = decoderError()
                 emitSilence(min(frame.samplesPerFrame, framesPerDecode))
             default:
-                failure = "\(node.typeID) '\(node.nodeID)': the decoder stopped at frame \(frame.index)"
+                let why = decoderError().map { ": \($0)" } ?? ""
+                failure = "\(node.typeID) '\(node.nodeID)': the decoder stopped at frame \(frame.index)\(why)"
                 done = true
                 feed.markEnd()
             }
@@ -214,6 +219,13 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
             feed.markEnd()
         }
         return true
+    }
+
+    /// The plugin's words for its last failure, if it gives any.
+    private func decoderError() -> String? {
+        guard let text = node.ext.last_error?(node.instance) else { return nil }
+        let s = String(cString: text)
+        return s.isEmpty ? nil : s
     }
 
     /// Applies live parameter changes queued by the audio thread.
@@ -250,6 +262,8 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         done || feed.bufferedFrames >= min(frames, target.load(ordering: .relaxed))
     }
 
+    /// Reports a fatal decoder error in the decoder's words. (Bad frames
+    /// are corrupt media: counted and played as silence, not an error.)
     func finish() throws {
         if let failure { throw EngineError(nodeID: node.nodeID, failure) }
     }

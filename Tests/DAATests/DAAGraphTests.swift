@@ -74,6 +74,27 @@ final class DAAGraphTests: XCTestCase {
         XCTAssertEqual(DAATests.parameters(right[0]), DAATests.Parameters())
     }
 
+    /// A library error that stops decoding reaches the user in the decoder's
+    /// words through the host, with the node and the frame; corrupt frames
+    /// are counted and played as silence, and rendering goes on.
+    func testDecoderErrorsReachTheUserThroughTheHost() throws {
+        setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_process:1004:5", 1)   // 1004 internal buffer: fatal
+        let store = CaptureStore(capacityFrames: Self.total + 48_000)
+        var compiled = try GraphCompiler.compile(try validate(graph(), store).get(), maxFrames: 512)
+        var result = OfflineRenderer(engine: compiled.engine).run()
+        XCTAssertEqual(result.finishErrors.count, 1)
+        let message = result.finishErrors.first ?? ""
+        XCTAssertTrue(message.contains("node 'dec'") && message.contains("DAA error 1004"), message)
+        XCTAssertLessThan(store.frames, 10 * 2048, "decoding stopped at the failing frame")
+
+        setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_process:1005:5", 1)   // 1005 frame not valid: a bad frame
+        let store2 = CaptureStore(capacityFrames: Self.total + 48_000)
+        compiled = try GraphCompiler.compile(try validate(graph(), store2).get(), maxFrames: 512)
+        result = OfflineRenderer(engine: compiled.engine).run()
+        XCTAssertEqual(result.finishErrors, [], "a corrupt frame is counted, not an error")
+        XCTAssertEqual(store2.frames, Self.total, "the stream keeps its length: silence for the bad frame")
+    }
+
     func testSeekLandsOnTheExactSample() throws {
         let target = 100_000 // inside frame 48 (48 × 2048 = 98304), 1696 samples in
         let store = CaptureStore(capacityFrames: Self.total)

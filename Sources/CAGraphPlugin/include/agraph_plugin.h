@@ -529,6 +529,13 @@ typedef struct agraph_decoder_ext {
      *  timestamps (priming, overlap-add). The host adds it to the node's
      *  latency and may trim it after a flush. [main-thread & active] */
     uint32_t (*decoder_latency)(const agraph_instance_t *instance);
+
+    /** Optional (may be NULL): why the last decode returned
+     *  AGRAPH_DECODE_BAD_FRAME or AGRAPH_DECODE_FATAL, in words for the
+     *  user ("DAA error 1005: frame not valid …"); "" otherwise. Owned by
+     *  the plugin, valid until the next call on the instance.
+     *  [worker-thread & active, between decode calls] */
+    const char *(*last_error)(const agraph_instance_t *instance);
 } agraph_decoder_ext_t;
 
 /* ======================================================================
