@@ -232,20 +232,31 @@ final class LiveJACKTests: XCTestCase {
         }
     }
 
-    func testSeekMakesTheRecordingContinueFromTheNewPosition() throws {
-        try retryingOnXruns { isLast in
-            let server = try TestJACKServer()
-            defer { server.stop() }
-            _ = try writePositionFile("positions.wav", seconds: 8)
-            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 6)
-            defer { rec.close() }
+    /// An 8 s file whose samples encode their frame number, played by a
+    /// `file` node to a 1-channel recorder.
+    func startPositionPlayer(server: String) throws -> (JACKRecorder, RunningGraph) {
+        _ = try writePositionFile("positions.wav", seconds: 8)
+        let rec = try JACKRecorder(server: server, channels: 1, seconds: 6)
+        do {
             let live = try startGraph("""
                 {"format": "agraph/1", "name": "player", "sampleRate": 48000, "nodes": [
                   {"id": "player", "type": "file", "params": {"path": "positions.wav"}},
                   {"id": "out", "type": "jack-out", "params": {"connect": ["agraph-rec:in_1"]}}],
                  "links": [{"from": "player", "to": "out"}]}
-                """, server: server.name)
-            defer { live.stop() }
+                """, server: server)
+            return (rec, live)
+        } catch {
+            rec.close()
+            throw error
+        }
+    }
+
+    func testSeekMakesTheRecordingContinueFromTheNewPosition() throws {
+        try retryingOnXruns { isLast in
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let (rec, live) = try startPositionPlayer(server: server.name)
+            defer { rec.close(); live.stop() }
 
             XCTAssertTrue(rec.waitForFrames(Int(1.0 * Self.rate), timeout: 10))
             let mark = rec.framesRecorded
@@ -274,16 +285,8 @@ final class LiveJACKTests: XCTestCase {
         try retryingOnXruns { isLast in
             let server = try TestJACKServer()
             defer { server.stop() }
-            _ = try writePositionFile("positions.wav", seconds: 8)
-            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 6)
-            defer { rec.close() }
-            let live = try startGraph("""
-                {"format": "agraph/1", "name": "player", "sampleRate": 48000, "nodes": [
-                  {"id": "player", "type": "file", "params": {"path": "positions.wav"}},
-                  {"id": "out", "type": "jack-out", "params": {"connect": ["agraph-rec:in_1"]}}],
-                 "links": [{"from": "player", "to": "out"}]}
-                """, server: server.name)
-            defer { live.stop() }
+            let (rec, live) = try startPositionPlayer(server: server.name)
+            defer { rec.close(); live.stop() }
 
             XCTAssertTrue(rec.waitForFrames(Int(0.75 * Self.rate), timeout: 10))
             let pausedAt = rec.framesRecorded
