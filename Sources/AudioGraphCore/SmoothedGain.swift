@@ -20,13 +20,7 @@ public struct SmoothedGain: Sendable {
     }
 
     /// Starts a ramp from the current value to `value`.
-    @inlinable
     public mutating func setTarget(_ value: Float) {
-        _setTarget(value)
-    }
-
-    @usableFromInline
-    mutating func _setTarget(_ value: Float) {
         target = value
         remaining = rampFrames
         step = (value - current) / Float(rampFrames)

@@ -52,8 +52,7 @@ public final class JACKPortBinder: @unchecked Sendable {
     /// Reserves one port per channel of `format` for node `c`, named by its
     /// `ports` parameter or after the layout; returns the first slot. [main-thread]
     func requestPorts(for c: InstanceContext, format: StreamFormat, isInput: Bool) throws -> Int {
-        let names = c.parameters.stringList("ports")
-            ?? defaultPortNames(prefix: isInput ? "in" : "out", channels: format.channels, layout: format.layout)
+        let names = portNames(c.parameters, format: format, isInput: isInput)
         let labels = format.layout.channelLabels(count: format.channels)
         return try request(names.enumerated().map { i, n in
             Port(nodeID: c.nodeID, name: n, isInput: isInput, layout: format.layout, channel: i,
@@ -90,6 +89,13 @@ func defaultPortNames(prefix: String, channels: Int, layout: ChannelLayout) -> [
     case .mono, .discrete: (1...max(channels, 1)).map { "\(prefix)_\($0)" }
     default: layout.channelLabels(count: channels).map { "\(prefix)_\($0)" }
     }
+}
+
+/// A JACK node's port names: its `ports` parameter, else named after the
+/// stream's layout (`out_L`/`out_R`, `in_1`…).
+func portNames(_ parameters: NodeParameters, format: StreamFormat, isInput: Bool) -> [String] {
+    parameters.stringList("ports")
+        ?? defaultPortNames(prefix: isInput ? "in" : "out", channels: format.channels, layout: format.layout)
 }
 
 /// Checks a `ports` list: right count, usable names.

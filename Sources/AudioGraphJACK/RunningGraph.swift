@@ -167,10 +167,9 @@ public final class RunningGraph: @unchecked Sendable {
     static func checkPortNames(_ graph: ValidatedGraph) throws {
         var seen: [String: String] = [:]
         for node in graph.nodes where node.descriptor.typeID == "jack-in" || node.descriptor.typeID == "jack-out" {
-            let channels = node.outputFormat?.channels ?? node.inputFormats.first?.channels ?? 0
-            let layout = node.outputFormat?.layout ?? node.inputFormats.first?.layout ?? .discrete
-            let prefix = node.descriptor.typeID == "jack-in" ? "in" : "out"
-            let names = node.parameters.stringList("ports") ?? defaultPortNames(prefix: prefix, channels: channels, layout: layout)
+            let isInput = node.descriptor.typeID == "jack-in"
+            guard let format = isInput ? node.outputFormat : node.inputFormats.first else { continue }
+            let names = portNames(node.parameters, format: format, isInput: isInput)
             for n in names {
                 if let other = seen[n] {
                     throw EngineError(nodeID: node.id, "\(graph.file): \(node.pointer.appending("params").appending("ports").display): port name '\(n)' is also used by node '\(other)'; give one of them \"ports\"")
@@ -599,7 +598,7 @@ final class ProcessCycle: @unchecked Sendable {
     /// One JACK cycle. [audio-thread]
     @inline(__always)
     func run(_ frames: UInt32) {
-        let start = measure ? monotonicNanos() : 0
+        let start = measure ? MonotonicClock.nanoseconds() : 0
         let n = Int(frames)
         var i = 0
         while i < portCount {
@@ -622,7 +621,7 @@ final class ProcessCycle: @unchecked Sendable {
             }
         }
         if measure {
-            let took = monotonicNanos() &- start
+            let took = MonotonicClock.nanoseconds() &- start
             _ = cycleTimes.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
         }
     }
@@ -634,10 +633,6 @@ final class ProcessCycle: @unchecked Sendable {
         monitorWakeup.signal()
     }
 }
-
-/// Nanoseconds on the monotonic clock. [any thread]
-@inline(__always)
-func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
 // MARK: C callbacks (they never return non-zero: JACK would stop calling)
 

@@ -92,7 +92,7 @@ struct Offline: ParsableCommand {
         try writeText(Job.graphJSON(seconds: seconds, output: cliOut), to: dir + "/bench-cli.json")
 
         print("agraph-bench offline: 8 sines → mixer → \(Job.sampleRate / 1000) kHz stereo float32 WAV, "
-              + "\(fmt(seconds, 1)) s of audio, \(runs) run\(runs == 1 ? "" : "s") each, block \(blockFrames) frames")
+              + "\(formatFixed(seconds, 1)) s of audio, \(runs) run\(runs == 1 ? "" : "s") each, block \(blockFrames) frames")
         print("machine: \(machineDescription())")
         print("temp folder: \(dir)")
         print("")
@@ -167,7 +167,7 @@ struct Offline: ParsableCommand {
         let ref = ReferenceLoop(frames: expected)
         for _ in 0..<runs { refTimes.append(ref.run()) }
         rows.append(Row(name: "reference loop (in-memory loop, no file)", times: refTimes, seconds: seconds,
-                        status: ref.peak > 0.5 && ref.peak <= 1.0001 ? "ok, peak \(fmt(Double(ref.peak), 3))" : "suspicious peak \(ref.peak)"))
+                        status: ref.peak > 0.5 && ref.peak <= 1.0001 ? "ok, peak \(formatFixed(Double(ref.peak), 3))" : "suspicious peak \(ref.peak)"))
 
         printTable(rows)
 
@@ -192,7 +192,7 @@ struct Offline: ParsableCommand {
             } else {
                 func ms(_ xs: [Double]) -> String {
                     let s = Stats(xs)
-                    return "\(fmt(s.median * 1000, 2)) ms (min \(fmt(s.min * 1000, 2)), max \(fmt(s.max * 1000, 2)))"
+                    return "\(formatFixed(s.median * 1000, 2)) ms (min \(formatFixed(s.min * 1000, 2)), max \(formatFixed(s.max * 1000, 2)))"
                 }
                 print("  total, spawn → first block returned:  \(ms(total))")
                 print("    spawn → main() entry (exec, dynamic linking, runtime): \(ms(toMain))")
@@ -208,8 +208,8 @@ struct Offline: ParsableCommand {
                 print("  agraph render CLI end to end: \(r.status)")
             } else {
                 let t = Stats(r.times)
-                print("  agraph render CLI end to end (\(fmt(seconds, 1)) s of audio, from the table): \(fmt(t.median * 1000, 1)) ms "
-                      + "(min \(fmt(t.min * 1000, 1)), max \(fmt(t.max * 1000, 1)))")
+                print("  agraph render CLI end to end (\(formatFixed(seconds, 1)) s of audio, from the table): \(formatFixed(t.median * 1000, 1)) ms "
+                      + "(min \(formatFixed(t.min * 1000, 1)), max \(formatFixed(t.max * 1000, 1)))")
             }
         }
 
@@ -226,7 +226,7 @@ struct BenchError: Error { var message: String }
 
 /// One in-process render: returns (wall seconds, frames rendered).
 func renderInProcess(json: String, directory: String, blockFrames: Int) -> Result<(Double, Int), BenchError> {
-    let start = monotonicSeconds()
+    let start = MonotonicClock.seconds()
     let graph: ValidatedGraph
     switch GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "bench.json", directory: directory) {
     case .success(let g): graph = g
@@ -239,7 +239,7 @@ func renderInProcess(json: String, directory: String, blockFrames: Int) -> Resul
         return .failure(BenchError(message: "compile: \(error)"))
     }
     let result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run()
-    let elapsed = monotonicSeconds() - start
+    let elapsed = MonotonicClock.seconds() - start
     if !result.finishErrors.isEmpty { return .failure(BenchError(message: result.finishErrors.joined(separator: "; "))) }
     if result.ending != .endOfStream { return .failure(BenchError(message: "ended by \(result.ending)")) }
     return .success((elapsed, result.frames))
@@ -257,19 +257,19 @@ struct StartupProbe: ParsableCommand {
 
     func run() throws {
         let entry = processEntryNanos.load(ordering: .relaxed)
-        let t0 = monotonicNanos()
+        let t0 = MonotonicClock.nanoseconds()
         let g: ValidatedGraph
         switch GraphValidator(registry: .builtIn).validate(file: graph) {
         case .success(let v): g = v
         case .failure(let e): throw BenchError(message: "\(e)")
         }
-        let t1 = monotonicNanos()
+        let t1 = MonotonicClock.nanoseconds()
         let compiled = try GraphCompiler.compile(g, maxFrames: blockFrames)
-        let t2 = monotonicNanos()
+        let t2 = MonotonicClock.nanoseconds()
         var firstBlock: UInt64 = 0
         _ = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
             shouldStop: { firstBlock != 0 },
-            progress: { _ in if firstBlock == 0 { firstBlock = monotonicNanos() } })
+            progress: { _ in if firstBlock == 0 { firstBlock = MonotonicClock.nanoseconds() } })
         // spawn→first, spawn→main entry, validate, compile, first block (ns)
         print(firstBlock - spawnedAt, entry - spawnedAt, t1 - t0, t2 - t1, firstBlock - t2)
     }
@@ -279,7 +279,7 @@ struct StartupFigures { var total, toMain, validate, compile, firstBlock: Double
 
 func probeStartup(_ me: String, graph: String, blockFrames: Int, dir: String) -> Result<StartupFigures, BenchError> {
     let out = dir + "/probe.out"
-    let spawnedAt = monotonicNanos()
+    let spawnedAt = MonotonicClock.nanoseconds()
     let (status, _) = spawnAndWait(me, ["startup-probe", "--spawned-at", "\(spawnedAt)", "--graph", graph,
                                         "--block-frames", "\(blockFrames)"],
                                    stdout: out, stderr: dir + "/probe.err")
@@ -312,7 +312,7 @@ final class ReferenceLoop {
 
     /// Returns wall seconds.
     func run() -> Double {
-        let start = monotonicSeconds()
+        let start = MonotonicClock.seconds()
         let n = Job.frequencies.count
         var re = [Double](repeating: 1, count: n), im = [Double](repeating: 0, count: n)
         var c = [Double](repeating: 0, count: n), s = [Double](repeating: 0, count: n)
@@ -352,7 +352,7 @@ final class ReferenceLoop {
                 }
             }
         }}}}
-        let elapsed = monotonicSeconds() - start
+        let elapsed = MonotonicClock.seconds() - start
         var m: Float = 0
         for j in 0..<(frames * 2) { m = max(m, abs(out[j])) }
         peak = m
@@ -397,9 +397,9 @@ func printTable(_ rows: [Row]) {
         let t = Stats(r.times)
         // Fastest run gives the max speed, slowest the min.
         let x = Stats(r.times.map { r.seconds / $0 })
-        print(pad(r.name, nameWidth) + "  " + pad(fmt(x.median, 1) + "x", 19, right: true)
-              + pad(fmt(x.min, 1) + "x", 9, right: true) + pad(fmt(x.max, 1) + "x", 9, right: true)
-              + pad(fmt(t.median * 1000, 1), 10, right: true) + "  " + r.status)
+        print(pad(r.name, nameWidth) + "  " + pad(formatFixed(x.median, 1) + "x", 19, right: true)
+              + pad(formatFixed(x.min, 1) + "x", 9, right: true) + pad(formatFixed(x.max, 1) + "x", 9, right: true)
+              + pad(formatFixed(t.median * 1000, 1), 10, right: true) + "  " + r.status)
     }
 }
 
@@ -438,13 +438,13 @@ func spawnAndWait(_ path: String, _ args: [String], stdout: String, stderr: Stri
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
     defer { for a in argv { free(a) } }
     var pid = pid_t()
-    let start = monotonicSeconds()
+    let start = MonotonicClock.seconds()
     guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return (-1, 0) }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {
         if errno != EINTR { return (-1, 0) }
     }
-    let elapsed = monotonicSeconds() - start
+    let elapsed = MonotonicClock.seconds() - start
     let signal = status & 0x7f
     return (signal == 0 ? (status >> 8) & 0xff : 128 + signal, elapsed)
 }
@@ -567,8 +567,4 @@ extension Substring {
 
 // MARK: - time and formatting
 
-func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
-func monotonicSeconds() -> Double { MonotonicClock.seconds() }
-
-func fmt(_ x: Double, _ digits: Int) -> String { formatFixed(x, digits) }

@@ -62,7 +62,7 @@ struct Live: ParsableCommand {
         let gstHasMixer = gst != nil && gstElementExists("audiomixer")
 
         print("agraph-bench live: N sines → mixer → jack-out, dummy jackd at \(Self.sampleRate / 1000) kHz, "
-              + "\(fmt(seconds, 0)) s per row after \(fmt(warmup, 1)) s warm-up")
+              + "\(formatFixed(seconds, 0)) s per row after \(formatFixed(warmup, 1)) s warm-up")
         print("machine: \(machineDescription()); jackd \(jackdVersion())")
         print("clock ticks: \(sysconf(Int32(_SC_CLK_TCK))) Hz (for /proc/PID/stat); schedstat: ns")
         print("")
@@ -89,7 +89,7 @@ struct Live: ParsableCommand {
             let window = Window(seconds: seconds, warmup: warmup, period: period, jackdPID: jackdPID)
             var rows: [LiveRow] = []
 
-            print("period \(period) frames (\(fmt(Double(period) / Double(Self.sampleRate) * 1000, 2)) ms), "
+            print("period \(period) frames (\(formatFixed(Double(period) / Double(Self.sampleRate) * 1000, 2)) ms), "
                   + "jackd pid \(jackdPID), server '\(name)'")
 
             if !noBaseline {
@@ -152,7 +152,7 @@ struct Live: ParsableCommand {
                 var parts: [String] = []
                 for n in sourceList {
                     if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf) {
-                        parts.append("\(n) source\(n == 1 ? "" : "s") \(fmt(ns / 1000, 2)) µs")
+                        parts.append("\(n) source\(n == 1 ? "" : "s") \(formatFixed(ns / 1000, 2)) µs")
                     } else {
                         parts.append("\(n): failed")
                     }
@@ -161,7 +161,7 @@ struct Live: ParsableCommand {
                 parts = []
                 for n in sourceList {
                     if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf, cold: true) {
-                        parts.append("\(n) source\(n == 1 ? "" : "s") \(fmt(ns / 1000, 2)) µs")
+                        parts.append("\(n) source\(n == 1 ? "" : "s") \(formatFixed(ns / 1000, 2)) µs")
                     }
                 }
                 print("    same, cold caches (8 MB written before each block; median): " + parts.joined(separator: ", "))
@@ -173,7 +173,7 @@ struct Live: ParsableCommand {
         if let p128 = summary.first(where: { $0.period == 128 }) {
             for (n, target) in [(8, 15.0), (32, 25.0)] {
                 guard let row = p128.rows.first(where: { $0.name == audioGraphRowName(n) }), let cpu = row.processCPU else { continue }
-                print("target, period 128, \(n) sources: process CPU \(fmt(cpu, 1)) µs/cycle, aim ≤ \(fmt(target, 0)) µs: "
+                print("target, period 128, \(n) sources: process CPU \(formatFixed(cpu, 1)) µs/cycle, aim ≤ \(formatFixed(target, 0)) µs: "
                       + (cpu <= target ? "met" : "NOT met"))
             }
         }
@@ -182,7 +182,7 @@ struct Live: ParsableCommand {
     }
 
     func progress(_ row: LiveRow) {
-        let cpu = row.processCPU.map { "\(fmt($0, 1)) µs/cycle" } ?? "-"
+        let cpu = row.processCPU.map { "\(formatFixed($0, 1)) µs/cycle" } ?? "-"
         print("  \(row.name): process CPU \(cpu)\(row.note.isEmpty ? "" : "; \(row.note)")")
         fflush(nil)
     }
@@ -226,7 +226,7 @@ struct Live: ParsableCommand {
         if s.serverGone { row.note = "FAILED: server gone" }
         if s.underruns > 0 { row.note += (row.note.isEmpty ? "" : "; ") + "\(s.underruns) underruns" }
         if !(peak > -40) {
-            row.note += (row.note.isEmpty ? "" : "; ") + "output peak \(fmt(peak, 1)) dBFS?"
+            row.note += (row.note.isEmpty ? "" : "; ") + "output peak \(formatFixed(peak, 1)) dBFS?"
         }
         return row
     }
@@ -260,7 +260,7 @@ func liveGraphJSON(sources n: Int) -> String {
     let level = -20 * log10(Double(n))
     for i in 0..<n {
         let f = i < Job.frequencies.count ? Job.frequencies[i] : 110 * pow(2, Double(i) / 7)
-        nodes.append(#"{"id": "t\#(i)", "type": "test-tone", "params": {"waveform": "sine", "frequency": \#(fmt(f, 2)), "level": \#(fmt(level, 4)), "channels": 2}}"#)
+        nodes.append(#"{"id": "t\#(i)", "type": "test-tone", "params": {"waveform": "sine", "frequency": \#(formatFixed(f, 2)), "level": \#(formatFixed(level, 4)), "channels": 2}}"#)
         links.append(#"{"from": "t\#(i)", "to": "mix:in\#(i)"}"#)
     }
     nodes.append(#"{"id": "mix", "type": "mixer", "params": {"inputs": \#(n)}}"#)
@@ -300,9 +300,9 @@ func offlineRenderNanos(sources n: Int, block: Int, maxFrames: Int, cold: Bool =
         for k in 0..<400 {
             var j = 0
             while j < junkCount { junk[j] &+= 1; j += 64 }
-            let t0 = monotonicNanos()
+            let t0 = MonotonicClock.nanoseconds()
             engine.render(frames: block)
-            if k >= 20 { samples.append(Double(monotonicNanos() - t0)) }
+            if k >= 20 { samples.append(Double(MonotonicClock.nanoseconds() - t0)) }
         }
         return Stats(samples).median
     }
@@ -310,9 +310,9 @@ func offlineRenderNanos(sources n: Int, block: Int, maxFrames: Int, cold: Bool =
     var best = Double.infinity
     for _ in 0..<5 {
         let count = 10_000
-        let t0 = monotonicNanos()
+        let t0 = MonotonicClock.nanoseconds()
         for _ in 0..<count { engine.render(frames: block) }
-        best = min(best, Double(monotonicNanos() - t0) / Double(count))
+        best = min(best, Double(MonotonicClock.nanoseconds() - t0) / Double(count))
     }
     return best
 }
@@ -448,15 +448,15 @@ struct Window {
         let jackd0 = CPUTime.process("\(jackdPID)")
         let threads0 = CPUTime.threads(pid)
         let cpu0 = CPUTime.process(pid)
-        let t0 = monotonicSeconds()
+        let t0 = MonotonicClock.seconds()
         var next = t0 + 1
         while true {
-            let now = monotonicSeconds()
+            let now = MonotonicClock.seconds()
             let end = t0 + seconds
             if now >= end { break }
             let wake = min(next, end)
             usleep(UInt32(max(wake - now, 0) * 1e6))
-            if monotonicSeconds() >= next - 0.001 {
+            if MonotonicClock.seconds() >= next - 0.001 {
                 loads.append(load())
                 times += collect()
                 next += 1
@@ -465,7 +465,7 @@ struct Window {
         let cpu1 = CPUTime.process(pid)
         let threads1 = CPUTime.threads(pid)
         let jackd1 = CPUTime.process("\(jackdPID)")
-        let t1 = monotonicSeconds()
+        let t1 = MonotonicClock.seconds()
         times += collect()
         let cycles = (t1 - t0) * cyclesPerSecond
         row.cycles = cycles
@@ -521,9 +521,9 @@ struct Window {
             return LiveRow(name: name, note: "FAILED: cannot start \(path)")
         }
         defer { terminate(pid) }
-        let deadline = monotonicSeconds() + 10
+        let deadline = MonotonicClock.seconds() + 10
         while !observer.client.ports().contains(where: { $0.hasPrefix(clientPrefix) }) {
-            if monotonicSeconds() > deadline || !isAlive(pid) {
+            if MonotonicClock.seconds() > deadline || !isAlive(pid) {
                 let text = (readText(log) ?? "").split(separator: "\n").prefix(4).joined(separator: " / ")
                 return LiveRow(name: name, note: "FAILED: no JACK ports from '\(clientPrefix)' (\(isAlive(pid) ? "timeout" : "exited")): \(text)")
             }
@@ -613,7 +613,7 @@ final class PlainClient: @unchecked Sendable {
 
     /// [audio-thread]
     func process(_ nframes: UInt32) {
-        let start = monotonicNanos()
+        let start = MonotonicClock.nanoseconds()
         let n = Int(nframes)
         guard let l = jack_port_get_buffer(left, nframes)?.assumingMemoryBound(to: Float.self),
               let r = jack_port_get_buffer(right, nframes)?.assumingMemoryBound(to: Float.self) else { return }
@@ -642,7 +642,7 @@ final class PlainClient: @unchecked Sendable {
             k += 1
         }
         if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
-        let took = monotonicNanos() &- start
+        let took = MonotonicClock.nanoseconds() &- start
         _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
     }
 
@@ -691,8 +691,8 @@ func terminate(_ pid: pid_t) {
     var status: Int32 = 0
     if waitpid(pid, &status, WNOHANG) != 0 { return }
     kill(pid, SIGTERM)
-    let deadline = monotonicSeconds() + 3
-    while monotonicSeconds() < deadline {
+    let deadline = MonotonicClock.seconds() + 3
+    while MonotonicClock.seconds() < deadline {
         if waitpid(pid, &status, WNOHANG) != 0 { return }
         usleep(20_000)
     }
@@ -726,9 +726,9 @@ func printLiveTable(period: Int, rows: [LiveRow], window: Window) {
     let nameWidth = max(rows.map(\.name.count).max() ?? 0, 6)
     func l(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(w - s.count, 0)) }
     func r(_ s: String, _ w: Int) -> String { String(repeating: " ", count: max(w - s.count, 0)) + s }
-    func us(_ x: Double?) -> String { x.map { $0.isFinite ? fmt($0, 1) : "-" } ?? "-" }
+    func us(_ x: Double?) -> String { x.map { $0.isFinite ? formatFixed($0, 1) : "-" } ?? "-" }
     let cycles = Int((window.seconds * window.cyclesPerSecond).rounded())
-    print("period \(period) (\(cycles) cycles in \(fmt(window.seconds, 0)) s); times in µs; CPU is per cycle")
+    print("period \(period) (\(cycles) cycles in \(formatFixed(window.seconds, 0)) s); times in µs; CPU is per cycle")
     print(l("", nameWidth) + "  " + r("callback (in-callback clock)", 26) + "  " + r("process CPU", 19)
           + r("JACK thr", 10) + r("jackd", 8) + r("DSP", 7) + r("xruns", 7))
     print(l("config", nameWidth) + "  " + r("median", 8) + r("p99", 9) + r("max", 9) + "  "
@@ -737,15 +737,15 @@ func printLiveTable(period: Int, rows: [LiveRow], window: Window) {
     for row in rows {
         let sorted = row.callback.sorted()
         let cb = sorted.isEmpty ? r("-", 8) + r("-", 9) + r("-", 9)
-            : r(fmt(percentile(sorted, 50) / 1000, 1), 8) + r(fmt(percentile(sorted, 99) / 1000, 1), 9)
-              + r(fmt(Double(sorted.last!) / 1000, 1), 9)
+            : r(formatFixed(percentile(sorted, 50) / 1000, 1), 8) + r(formatFixed(percentile(sorted, 99) / 1000, 1), 9)
+              + r(formatFixed(Double(sorted.last!) / 1000, 1), 9)
         print(l(row.name, nameWidth) + "  " + cb + "  " + r(us(row.processCPU), 10) + r(us(row.processCPUStat), 9)
-              + r(us(row.threadCPU), 10) + r(us(row.jackdCPU), 8) + r(row.dspLoad.map { fmt($0, 1) } ?? "-", 7)
+              + r(us(row.threadCPU), 10) + r(us(row.jackdCPU), 8) + r(row.dspLoad.map { formatFixed($0, 1) } ?? "-", 7)
               + r(row.xruns.map(String.init) ?? "n/a", 7) + (row.note.isEmpty ? "" : "  " + row.note))
     }
     print("process CPU by thread (µs per cycle, schedstat; threads under 0.05 left out):")
     for row in rows where !row.threads.isEmpty {
-        let shown = row.threads.filter { $0.1 >= 0.05 }.map { "\($0.0) \(fmt($0.1, 2))" }
+        let shown = row.threads.filter { $0.1 >= 0.05 }.map { "\($0.0) \(formatFixed($0.1, 2))" }
         print("  \(row.name): " + (shown.isEmpty ? "(all idle)" : shown.joined(separator: ", ")))
     }
 }

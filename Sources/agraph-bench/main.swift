@@ -4,9 +4,10 @@
 //   .build/release/agraph-bench offline
 //
 // See docs/performance.md for the figures and what they measure.
+import AudioGraphCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-processEntryNanos.store(monotonicNanos(), ordering: .relaxed)
+processEntryNanos.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
 AgraphBench.main()

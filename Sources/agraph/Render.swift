@@ -61,12 +61,12 @@ struct Render: ParsableCommand {
         let rate = g.sampleRate
         let limit = duration.map { Int(($0 * rate).rounded()) }
         let progress = ProgressReporter(total: limit, sampleRate: rate, enabled: !quiet)
-        let start = monotonicSeconds()
+        let start = MonotonicClock.seconds()
         let result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
             maxFrames: limit,
             shouldStop: { interruptRequested.load(ordering: .relaxed) },
             progress: { progress.update($0) })
-        let elapsed = monotonicSeconds() - start
+        let elapsed = MonotonicClock.seconds() - start
         progress.finish()
         for e in result.finishErrors { printError("agraph: \(e)") }
         let seconds = Double(result.frames) / rate
@@ -77,7 +77,7 @@ struct Render: ParsableCommand {
             case .durationReached: "duration reached"
             case .interrupted: "interrupted"
             }
-            printError("rendered \(result.frames) frames (\(format(seconds, 3)) s) in \(format(elapsed, 3)) s, \(format(speed, 1))x real time; \(why)")
+            printError("rendered \(result.frames) frames (\(formatFixed(seconds, 3)) s) in \(formatFixed(elapsed, 3)) s, \(formatFixed(speed, 1))x real time; \(why)")
             if let output { printError("wrote \(output)") }
         }
         if !result.finishErrors.isEmpty { throw ExitCode.failure }
@@ -85,19 +85,13 @@ struct Render: ParsableCommand {
     }
 }
 
-/// Seconds on the monotonic clock. [any thread]
-func monotonicSeconds() -> Double { MonotonicClock.seconds() }
-
-/// `x` with `digits` decimals.
-func format(_ x: Double, _ digits: Int) -> String { formatFixed(x, digits) }
-
 /// A progress bar on a terminal, plain lines otherwise (stderr).
 final class ProgressReporter {
     let total: Int?
     let sampleRate: Double
     let enabled: Bool
     let isTerminal = isatty(STDERR_FILENO) == 1
-    let started = monotonicSeconds()
+    let started = MonotonicClock.seconds()
     lazy var lastPrint = started
     var lastFrames = 0
 
@@ -110,7 +104,7 @@ final class ProgressReporter {
     func update(_ frames: Int) {
         lastFrames = frames
         guard enabled else { return }
-        let now = monotonicSeconds()
+        let now = MonotonicClock.seconds()
         let interval = isTerminal ? 0.1 : 2.0
         guard now - lastPrint >= interval else { return }
         lastPrint = now
@@ -123,14 +117,14 @@ final class ProgressReporter {
                 let width = 30
                 let filled = Int(fraction * Double(width))
                 line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
-                line += "\(format(seconds, 1)) / \(format(Double(total) / sampleRate, 1)) s"
+                line += "\(formatFixed(seconds, 1)) / \(formatFixed(Double(total) / sampleRate, 1)) s"
             } else {
-                line += "\(format(seconds, 1)) s"
+                line += "\(formatFixed(seconds, 1)) s"
             }
-            line += "  \(format(speed, 0))x "
+            line += "  \(formatFixed(speed, 0))x "
             writeStderr(line)
         } else {
-            writeStderr("progress: \(format(seconds, 1)) s rendered, \(format(speed, 0))x real time\n")
+            writeStderr("progress: \(formatFixed(seconds, 1)) s rendered, \(formatFixed(speed, 0))x real time\n")
         }
     }
 

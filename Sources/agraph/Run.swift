@@ -77,7 +77,7 @@ struct Run: ParsableCommand {
 
         let console = Console(live: live, quiet: quiet)
         let endless = !g.endlessSources.isEmpty
-        let started = monotonicSeconds()
+        let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
         loop: while true {
             console.pollCommands(timeout: 0.1)
@@ -100,7 +100,7 @@ struct Run: ParsableCommand {
                 printError("agraph: end of stream")
                 break
             }
-            if let d = duration, monotonicSeconds() - started >= d { break }
+            if let d = duration, MonotonicClock.seconds() - started >= d { break }
             console.showStatus()
         }
         console.clearLine()
@@ -108,7 +108,7 @@ struct Run: ParsableCommand {
         let errors = live.stop()
         for e in errors { printError("agraph: \(e)") }
         if !quiet {
-            printError("agraph: stopped at \(format(status.seconds, 2)) s; xruns \(status.xruns), underruns \(status.underruns)")
+            printError("agraph: stopped at \(formatFixed(status.seconds, 2)) s; xruns \(status.xruns), underruns \(status.underruns)")
         }
         if !errors.isEmpty { exitCode = 1 }
         if exitCode != 0 { throw ExitCode(exitCode) }
@@ -204,15 +204,15 @@ final class Console {
     }
 
     func statusText(_ s: RunningGraph.Status) -> String {
-        let peaks = s.peaks.map { "\($0.port) \($0.dBFS.isFinite ? format($0.dBFS, 1) : "-inf")" }.joined(separator: "  ")
-        return "\(format(s.seconds, 1)) s  \(peaks)  xruns \(s.xruns)  underruns \(s.underruns)  DSP \(format(s.cpuLoad, 1)) %"
+        let peaks = s.peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" }.joined(separator: "  ")
+        return "\(formatFixed(s.seconds, 1)) s  \(peaks)  xruns \(s.xruns)  underruns \(s.underruns)  DSP \(formatFixed(s.cpuLoad, 1)) %"
             + (s.paused ? "  [paused]" : "") + (s.finished ? "  [ended]" : "")
     }
 
     /// A status line a few times a second on a terminal, every 2 s otherwise.
     func showStatus() {
         guard !quiet else { return }
-        let now = monotonicSeconds()
+        let now = MonotonicClock.seconds()
         guard now - lastStatus >= (isTerminal ? 0.25 : 2) else { return }
         lastStatus = now
         let text = statusText(live.status())

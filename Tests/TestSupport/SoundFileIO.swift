@@ -67,6 +67,27 @@ public func deinterleave(_ samples: [Float], channels: Int, channel: Int) -> [Fl
 public func writeSoundFile(
     _ path: String, format: SoundFileFormat, channels: Int, sampleRate: Double, samples: [Float]
 ) throws(SoundFileIOError) {
+    try writeFrames(path, format: format, channels: channels, sampleRate: sampleRate, samples: samples) { h, p, n in
+        sf_writef_float(h, p, n)
+    }
+}
+
+/// Writes interleaved integer samples, left-aligned in 32 bits (a 24-bit
+/// value `k` is passed as `k << 8`), so the file holds exactly these
+/// values: libsndfile then reads each back as the float `k / 2^23`.
+public func writeSoundFileIntegers(
+    _ path: String, format: SoundFileFormat, channels: Int, sampleRate: Double, samples: [Int32]
+) throws(SoundFileIOError) {
+    try writeFrames(path, format: format, channels: channels, sampleRate: sampleRate, samples: samples) { h, p, n in
+        sf_writef_int(h, p, n)
+    }
+}
+
+/// Opens `path` for `format`, writes every frame with `write`, closes.
+private func writeFrames<Sample>(
+    _ path: String, format: SoundFileFormat, channels: Int, sampleRate: Double, samples: [Sample],
+    write: (OpaquePointer, UnsafePointer<Sample>, sf_count_t) -> sf_count_t
+) throws(SoundFileIOError) {
     guard channels > 0, samples.count % channels == 0 else {
         throw SoundFileIOError(path: path, message: "\(samples.count) samples do not make whole frames of \(channels) channels")
     }
@@ -82,7 +103,7 @@ public func writeSoundFile(
     }
     let frames = samples.count / channels
     let written = samples.withUnsafeBufferPointer { buf in
-        frames == 0 ? 0 : Int(sf_writef_float(handle, buf.baseAddress!, sf_count_t(frames)))
+        buf.baseAddress.map { frames == 0 ? 0 : Int(write(handle, $0, sf_count_t(frames))) } ?? 0
     }
     let message = written == frames ? nil : String(cString: sf_strerror(handle))
     let closed = sf_close(handle)
@@ -91,31 +112,5 @@ public func writeSoundFile(
     }
     if closed != 0 {
         throw SoundFileIOError(path: path, message: "error closing: \(String(cString: sf_strerror(nil)))")
-    }
-}
-
-/// Writes interleaved integer samples, left-aligned in 32 bits (a 24-bit
-/// value `k` is passed as `k << 8`), so the file holds exactly these
-/// values: libsndfile then reads each back as the float `k / 2^23`.
-public func writeSoundFileIntegers(
-    _ path: String, format: SoundFileFormat, channels: Int, sampleRate: Double, samples: [Int32]
-) throws(SoundFileIOError) {
-    guard channels > 0, samples.count % channels == 0 else {
-        throw SoundFileIOError(path: path, message: "\(samples.count) samples do not make whole frames of \(channels) channels")
-    }
-    var info = SF_INFO()
-    info.channels = Int32(channels)
-    info.samplerate = Int32(sampleRate)
-    info.format = format.sndfileFormat
-    guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-        throw SoundFileIOError(path: path, message: String(cString: sf_strerror(nil)))
-    }
-    let frames = samples.count / channels
-    let written = samples.withUnsafeBufferPointer { buf in
-        frames == 0 ? 0 : Int(sf_writef_int(handle, buf.baseAddress!, sf_count_t(frames)))
-    }
-    let closed = sf_close(handle)
-    if written != frames || closed != 0 {
-        throw SoundFileIOError(path: path, message: "short write (\(written) of \(frames) frames)")
     }
 }
