@@ -31,6 +31,8 @@ let package = Package(
         .library(name: "TestDoubleDAA", type: .dynamic, targets: ["TestDoubleDAA"]),
         // Test fixture: a plugin built against another ABI major version.
         .library(name: "AGraphTestAbiMismatchPlugin", type: .dynamic, targets: ["AbiMismatchPlugin"]),
+        // Test fixture: a plugin claiming 4 billion node types, parameters or choices, or overlong strings.
+        .library(name: "AGraphTestHugeCountsPlugin", type: .dynamic, targets: ["HugeCountsPlugin"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
     ],
@@ -113,6 +115,10 @@ let package = Package(
         .target(
             name: "AbiMismatchPlugin",
             path: "Tests/PluginFixtures/AbiMismatchPlugin"
+        ),
+        .target(
+            name: "HugeCountsPlugin",
+            path: "Tests/PluginFixtures/HugeCountsPlugin"
         ),
         .executableTarget(
             name: "agraph",
