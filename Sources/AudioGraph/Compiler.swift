@@ -1,6 +1,9 @@
 import AudioGraphNodes
 import Synchronization
 import AudioGraphSndFile
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A validated graph turned into a running engine, with its parameters
 /// addressable by name (`node.param`, `node.param[i]`).
@@ -125,6 +128,7 @@ public final class CompiledGraph: @unchecked Sendable {
 
 /// Builds engines from validated graphs. [main-thread]
 public enum GraphCompiler {
+
     /// An extra file that records what reaches one sink (`agraph render -o`).
     public struct Tap: Sendable {
         public var path: String
@@ -139,13 +143,16 @@ public enum GraphCompiler {
     /// - Parameters:
     ///   - maxFrames: the largest block the host will render.
     ///   - tap: also write what reaches a sink to a file.
+    ///   - live: built to run live (file sinks record in place) rather than
+    ///     offline (file sinks write a temporary file, renamed when complete).
     /// - Throws: `EngineError` when a node cannot be created (e.g. a file vanished since validation).
-    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, tap: Tap? = nil) throws -> CompiledGraph {
+    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, tap: Tap? = nil, live: Bool = false) throws -> CompiledGraph {
         var steps: [Engine.Step] = []
         for node in graph.nodes {
             let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
                                           outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
-                                          directory: graph.directory, inputNodes: node.inputs.map { steps[$0].node })
+                                          directory: graph.directory, inputNodes: node.inputs.map { steps[$0].node },
+                                          live: live)
             let made: any RenderNode
             do {
                 made = try node.type.makeNode(context)
@@ -172,12 +179,18 @@ public enum GraphCompiler {
             guard let source = sink.inputs.first, let format = sink.inputFormats.first else {
                 throw EngineError(nodeID: sink.id, "the sink has no input to record")
             }
+            if let conflict = graph.outputConflict(GraphPaths.resolve(tap.path, against: GraphPaths.currentDirectory())) {
+                throw EngineError("cannot write \(tap.path): \(conflict); write to another file")
+            }
+            if let problem = FileChecks.writableFileProblem(tap.path) {
+                throw EngineError("cannot write \(tap.path): \(problem)")
+            }
             let params = NodeParameters(["path": .string(tap.path)])
             let (container, sample) = FileSinkType.settings(params)
-            let file = try SoundFile(writing: tap.path, container: container, sampleFormat: sample,
-                                     channels: format.channels, sampleRate: graph.sampleRate)
-            steps.append(.init(id: "(output \(tap.path))", node: FileSinkNode(file: file, capacityFrames: Int(graph.sampleRate)),
-                               inputs: [source], outputChannels: nil))
+            let sinkNode = try FileSinkNode(path: tap.path, container: container, sampleFormat: sample,
+                                            channels: format.channels, sampleRate: graph.sampleRate,
+                                            capacityFrames: Int(graph.sampleRate), inPlace: live)
+            steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], outputChannels: nil))
         }
         let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames)
         return CompiledGraph(graph: graph, engine: engine)

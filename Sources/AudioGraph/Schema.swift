@@ -97,7 +97,7 @@ public enum GraphSchema {
         case .integer: out.append(("type", .string("integer"))); range(&out)
         case .boolean: out.append(("type", .string("boolean")))
         case .string: out.append(("type", .string("string")))
-        case .path: out.append(("type", .string("string"))); out.append(("minLength", .number(1)))
+        case .path, .outputPath: out.append(("type", .string("string"))); out.append(("minLength", .number(1)))
         case .choice(let options): out.append(("enum", .array(options.map { .string($0) })))
         case .numberList:
             var item: [(String, JSONOut)] = [("type", .string("number"))]

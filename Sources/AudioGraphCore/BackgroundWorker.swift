@@ -80,12 +80,24 @@ public final class BackgroundWorker: @unchecked Sendable {
 
     /// Errors from the jobs' `finish()`, in job order. [main-thread, after `stop()`]
     public func finishJobs() -> [any Error] {
-        var errors: [any Error] = []
-        for job in jobs {
-            do { try job.finish() } catch { errors.append(error) }
-        }
-        return errors
+        finishJobs(completed: true).errors
     }
+
+    /// Finishes every job, telling it whether rendering ran to its end;
+    /// returns their errors and notices, in job order.
+    /// [main-thread, after `stop()`]
+    public func finishJobs(completed: Bool) -> (errors: [any Error], notices: [String]) {
+        var errors: [any Error] = []
+        var notices: [String] = []
+        for job in jobs {
+            do { notices += try job.finish(completed: completed) } catch { errors.append(error) }
+        }
+        return (errors, notices)
+    }
+
+    /// Whether a job reported a failure that should stop an offline render.
+    /// [any thread]
+    public var hasFailedJob: Bool { jobs.contains { $0.hasFailed } }
 
     private func loop() {
         while !stopping.load(ordering: .acquiring) {

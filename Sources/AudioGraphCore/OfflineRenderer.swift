@@ -15,6 +15,9 @@ public struct OfflineRenderer {
         case durationReached
         /// `shouldStop` returned true (e.g. Ctrl-C).
         case interrupted
+        /// A background job failed (an input that cannot be decoded): its
+        /// error is in `finishErrors`.
+        case failed
     }
 
     public struct Result: Sendable {
@@ -23,6 +26,9 @@ public struct OfflineRenderer {
         public var ending: Ending
         /// Errors from finishing background jobs (e.g. closing a file).
         public var finishErrors: [String]
+        /// What the jobs said that is not an error (an output kept under a
+        /// partial name, a decoding error skipped by `onError: "skip"`).
+        public var notices: [String] = []
     }
 
     public let engine: Engine
@@ -50,6 +56,7 @@ public struct OfflineRenderer {
         while true {
             if let limit = maxFrames, done >= limit { ending = .durationReached; break }
             if shouldStop() { ending = .interrupted; break }
+            if engine.worker.hasFailedJob { ending = .failed; break }
             let n = min(blockFrames, (maxFrames ?? Int.max) - done)
             engine.worker.waitUntilReady(frames: n)
             engine.render(frames: n)
@@ -63,7 +70,11 @@ public struct OfflineRenderer {
             progress(done)
         }
         engine.worker.stop()
-        let errors = engine.worker.finishJobs().map { "\($0)" }
-        return Result(frames: done, ending: ending, finishErrors: errors)
+        // A job may have failed during the last blocks, after the check above.
+        if ending != .interrupted && engine.worker.hasFailedJob { ending = .failed }
+        let (errors, notices) = engine.worker.finishJobs(completed: ending == .endOfStream || ending == .durationReached)
+        var messages = errors.map { "\($0)" }
+        if ending == .failed && messages.isEmpty { messages = ["rendering stopped: a background job failed"] }
+        return Result(frames: done, ending: ending, finishErrors: messages, notices: notices)
     }
 }

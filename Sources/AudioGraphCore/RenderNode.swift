@@ -65,6 +65,26 @@ public protocol BackgroundJob: AnyObject, Sendable {
     /// remains and closes its file. Runs after the worker thread has exited.
     /// [control-thread & !rendering]
     func finish() throws
+
+    /// `finish()`, told whether rendering ran to its end (`completed`) or
+    /// was interrupted or failed; returns notices for the user that are not
+    /// errors (an output kept under a partial name, a skipped decoding
+    /// error). The default calls `finish()`. [control-thread & !rendering]
+    func finish(completed: Bool) throws -> [String]
+
+    /// Whether the job hit an error that makes going on pointless (an input
+    /// that cannot be decoded, with `onError: "fail"`): an offline render
+    /// stops at the next block. [any thread]
+    var hasFailed: Bool { get }
+}
+
+extension BackgroundJob {
+    public func finish(completed: Bool) throws -> [String] {
+        try finish()
+        return []
+    }
+
+    public var hasFailed: Bool { false }
 }
 
 extension BusState {

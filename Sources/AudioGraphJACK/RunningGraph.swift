@@ -141,7 +141,7 @@ public final class RunningGraph: @unchecked Sendable {
         }
         let maxFrames = max(options.maxFrames, client.bufferSize)
         do {
-            compiled = try GraphCompiler.compile(graph, maxFrames: maxFrames)
+            compiled = try GraphCompiler.compile(graph, maxFrames: maxFrames, live: true)
         } catch {
             client.close()
             server?.stop()
@@ -324,7 +324,10 @@ public final class RunningGraph: @unchecked Sendable {
             throw JACKError(id.map { "'\($0)' cannot seek" } ?? "nothing in this graph can seek"
                             + "; seekable nodes: \(seekable.isEmpty ? "none" : seekable.joined(separator: ", "))")
         }
-        let frame = Int((seconds * graph.sampleRate).rounded())
+        let frame: Int
+        do { frame = try FrameTime.frames(seconds: seconds, sampleRate: graph.sampleRate) } catch {
+            throw JACKError("cannot seek to \(error)")
+        }
         for (nodeID, node) in targets where !node.seek(toFrame: frame) {
             let length = node.lengthFrames.map { " (it is \(Double($0) / graph.sampleRate) s long)" } ?? ""
             throw JACKError("cannot seek '\(nodeID)' to \(seconds) s\(length)")

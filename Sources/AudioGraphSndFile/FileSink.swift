@@ -15,7 +15,7 @@ public struct FileSinkType: NodeType {
         summary: "Writes its input to a WAV or FLAC file (libsndfile), off the audio thread.",
         inputs: .single,
         parameters: [
-            .init("path", .path, "The file to write; relative to the graph file's folder. Overwritten."),
+            .init("path", .outputPath, "The file to write; relative to the graph file's folder. Offline, written under a temporary name and renamed into place when complete; live, recorded in place."),
             .init("format", .choice(SoundFile.Container.allCases.map(\.rawValue)), optional: true,
                   "Container; default from the path's extension (.flac → flac), else wav."),
             .init("sampleFormat", .choice(SoundFile.SampleFormat.allCases.map(\.rawValue)), optional: true,
@@ -42,10 +42,13 @@ public struct FileSinkType: NodeType {
         }
         if let path = c.parameters.string("path") {
             let full = c.resolvePath(path)
-            let folder = String(full[..<(full.lastIndex(of: "/") ?? full.startIndex)])
-            if access(folder.isEmpty ? "/" : folder, W_OK) != 0 {
-                c.error(parameter: "path", "cannot write \(full): the folder \(folder) does not exist or is not writable")
+            if let problem = FileChecks.writableFileProblem(full) {
+                c.error(parameter: "path", "cannot write \(full): \(problem)")
             }
+        }
+        if let f = c.input, let problem = RingBudget.check(seconds: c.parameters.number("bufferTime") ?? 1, sampleRate: c.sampleRate,
+                                                             channels: f.channels, parameter: "bufferTime") {
+            c.error(parameter: "bufferTime", problem)
         }
         if let f = c.input, container == .flac, f.channels > 8 {
             c.error(parameter: c.parameters.string("format") == nil ? "path" : "format", "FLAC holds at most 8 channels; the stream has \(f.channels): use \"format\": \"wav\"")
@@ -58,23 +61,38 @@ public struct FileSinkType: NodeType {
             throw EngineError(nodeID: c.nodeID, "no path or input")
         }
         let (container, sample) = Self.settings(c.parameters)
-        let file = try SoundFile(writing: c.resolvePath(path), container: container, sampleFormat: sample,
-                                 channels: format.channels, sampleRate: c.sampleRate)
-        return FileSinkNode(file: file, capacityFrames: Int((c.parameters.number("bufferTime") ?? 1) * c.sampleRate))
+        let capacity = try FrameTime.frames(seconds: c.parameters.number("bufferTime") ?? 1, sampleRate: c.sampleRate)
+        return try FileSinkNode(path: c.resolvePath(path), container: container, sampleFormat: sample,
+                                channels: format.channels, sampleRate: c.sampleRate, capacityFrames: capacity,
+                                inPlace: c.live)
     }
 }
 
 /// The audio-thread side of `file-out`: hands its input to the writer.
 public final class FileSinkNode: RenderNode {
     let file: SoundFile
+    let pending: PendingOutput?
     let capacityFrames: Int
     var drain: DrainRing?
     var writer: FileWriterJob?
     var input: AudioBus?
 
-    /// Writes every block of its input to `file`. [main-thread]
-    public init(file: SoundFile, capacityFrames: Int) {
-        self.file = file
+    /// Writes every block of its input to `path`. Offline (`inPlace`
+    /// false) the file is written under a temporary name and renamed into
+    /// place when rendering completes; live, it is recorded in place with
+    /// its header kept up to date, so that a recording survives a crash.
+    /// [main-thread]
+    public init(path: String, container: SoundFile.Container, sampleFormat: SoundFile.SampleFormat,
+                channels: Int, sampleRate: Double, capacityFrames: Int, inPlace: Bool) throws(SoundFileError) {
+        let pending = inPlace ? nil : try PendingOutput(finalPath: path)
+        do {
+            file = try SoundFile(writing: pending?.temporaryPath ?? path, container: container, sampleFormat: sampleFormat,
+                                 channels: channels, sampleRate: sampleRate)
+        } catch {
+            if let pending { unlink(pending.temporaryPath) }
+            throw SoundFileError(path: path, message: error.message)
+        }
+        self.pending = pending
         self.capacityFrames = capacityFrames
     }
 
@@ -83,7 +101,7 @@ public final class FileSinkNode: RenderNode {
         let ring = DrainRing(channels: file.channels, capacityFrames: max(capacityFrames, 2 * context.maxFrames),
                              maxFrames: context.maxFrames)
         drain = ring
-        writer = FileWriterJob(file: file, drain: ring)
+        writer = FileWriterJob(file: file, drain: ring, pending: pending)
     }
 
     public func render(frames: Int) {
@@ -106,12 +124,14 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     let chunkFrames: Int
     let file: SoundFile
     let drain: DrainRing
+    let pending: PendingOutput?
     let buffer: UnsafeMutablePointer<Float>
     var failure: SoundFileError?
 
-    init(file: SoundFile, drain: DrainRing) {
+    init(file: SoundFile, drain: DrainRing, pending: PendingOutput?) {
         self.file = file
         self.drain = drain
+        self.pending = pending
         chunkFrames = max(Self.chunkSamples / max(file.channels, 1), 1024)
         buffer = .allocate(capacity: chunkFrames * file.channels)
     }
@@ -132,8 +152,33 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     }
 
     func finish() throws {
+        _ = try finish(completed: true)
+    }
+
+    /// Writes what remains and closes the file. Complete and without error:
+    /// renames it into place. Interrupted: keeps it under its temporary name
+    /// and says so. A write error (a full disk): closes the encoder, makes
+    /// what was written decodable (a FLAC gets its sample count and loses a
+    /// cut last frame), keeps it, and throws saying how much was kept.
+    /// [control-thread & !rendering]
+    func finish(completed: Bool) throws -> [String] {
         while service() {}
-        try file.close()
-        if let failure { throw failure }
+        let name = pending?.finalPath ?? file.path
+        var closeError: SoundFileError?
+        do { try file.close() } catch { closeError = error }
+        if let failure = failure ?? closeError {
+            var kept = file.frames
+            if file.container == .flac, let repaired = FLACRepair.repair(path: file.path) { kept = repaired }
+            let seconds = formatFixed(Double(kept) / file.sampleRate, 3)
+            let where_ = pending.map { "kept in \($0.temporaryPath); \(name) is unchanged" } ?? "kept in \(name)"
+            throw SoundFileError(path: name, message: "\(failure.message); \(kept) frames (\(seconds) s) were written and \(where_)")
+        }
+        guard let pending else { return [] }
+        if completed {
+            try pending.commit()
+            return []
+        }
+        let seconds = formatFixed(Double(file.frames) / file.sampleRate, 3)
+        return ["\(name): rendering did not complete; the \(seconds) s written are kept in \(pending.temporaryPath), and \(name) is unchanged"]
     }
 }

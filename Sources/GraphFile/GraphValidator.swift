@@ -22,16 +22,19 @@ public struct GraphValidator: Sendable {
         self.registry = registry
     }
 
-    /// Reads and validates the graph file at `path`. [main-thread]
+    /// Reads and validates the graph file at `path`: a regular file of at
+    /// most `FileChecks.maximumGraphFileBytes`. [main-thread]
     public func validate(file path: String) -> Result<ValidatedGraph, GraphErrors> {
-        guard let bytes = readFile(path) else {
-            let reason = String(cString: strerror(errno))
+        let bytes: [UInt8]
+        do {
+            bytes = try FileChecks.readRegularFile(path, maximumBytes: FileChecks.maximumGraphFileBytes)
+        } catch {
             return .failure(GraphErrors([Diagnostic(file: path, pointer: .root,
-                message: "cannot read the graph file: \(reason)")]))
+                message: "cannot read the graph file: \(error.reason)")]))
         }
-        let absolute = GraphPaths.resolve(path, against: currentDirectory())
-        let directory = String(absolute[..<(absolute.lastIndex(of: "/") ?? absolute.startIndex)])
-        return validate(bytes: bytes, file: path, directory: directory.isEmpty ? "/" : directory)
+        let absolute = GraphPaths.resolve(path, against: GraphPaths.currentDirectory())
+        return validate(bytes: bytes, file: path, directory: GraphPaths.folder(of: absolute),
+                        graphPath: GraphPaths.canonical(absolute))
     }
 
     /// Validates a graph document held in memory.
@@ -39,7 +42,10 @@ public struct GraphValidator: Sendable {
     ///   - file: the name used in diagnostics.
     ///   - directory: where relative paths in the graph resolve.
     /// [main-thread]
-    public func validate(bytes: [UInt8], file: String, directory: String) -> Result<ValidatedGraph, GraphErrors> {
+    ///   - graphPath: the graph file's own path, when it is a file: outputs
+    ///     may not overwrite it.
+    public func validate(bytes: [UInt8], file: String, directory: String,
+                         graphPath: String? = nil) -> Result<ValidatedGraph, GraphErrors> {
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes)
@@ -48,6 +54,7 @@ public struct GraphValidator: Sendable {
                 message: "malformed JSON: \(error.message)")]))
         }
         let run = ValidationRun(file: file, directory: directory, root: root, registry: registry)
+        run.graphPath = graphPath
         let graph = run.validate()
         if let graph, !run.diagnostics.contains(where: { $0.severity == .error }) {
             var g = graph
@@ -55,28 +62,6 @@ public struct GraphValidator: Sendable {
             return .success(g)
         }
         return .failure(GraphErrors(run.diagnostics))
-    }
-
-    private func readFile(_ path: String) -> [UInt8]? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
-            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
-            if n < chunk.count {
-                if ferror(f) != 0 { return nil }
-                break
-            }
-        }
-        return out
-    }
-
-    private func currentDirectory() -> String {
-        var buf = [CChar](repeating: 0, count: 4096)
-        guard getcwd(&buf, buf.count) != nil else { return "/" }
-        return buf.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "/" }
     }
 }
 
@@ -86,6 +71,8 @@ final class ValidationRun {
     let directory: String
     let root: JSONValue
     let registry: NodeRegistry
+    /// The canonical path of the graph file itself, if it is a file.
+    var graphPath: String?
     private(set) var diagnostics: [Diagnostic] = []
 
     init(file: String, directory: String, root: JSONValue, registry: NodeRegistry) {
@@ -267,6 +254,8 @@ final class ValidationRun {
             resolved[i] = (inputFormats, out)
         }
 
+        checkFileCollisions(nodes)
+
         guard !diagnostics.contains(where: { $0.severity == .error }) else { return nil }
         var position: [Int: Int] = [:]
         for (k, i) in order.enumerated() { position[i] = k }
@@ -283,6 +272,42 @@ final class ValidationRun {
         }
         return ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
                               nodes: out, links: links, warnings: [])
+    }
+
+    // MARK: files
+
+    /// Refuses an output path that is also an input, another output, or
+    /// the graph file itself (compared as resolved real paths), so that a
+    /// render can never destroy what it reads or what describes it.
+    private func checkFileCollisions(_ nodes: [ParsedNode]) {
+        var inputs: [String: (node: String, pointer: JSONPointer)] = [:]
+        var outputs: [String: (node: String, pointer: JSONPointer)] = [:]
+        var written: [(path: String, shown: String, node: String, pointer: JSONPointer)] = []
+        for node in nodes {
+            guard let type = node.type else { continue }
+            for p in type.descriptor.parameters where p.type == .path || p.type == .outputPath {
+                guard let value = node.parameters.string(p.name) else { continue }
+                let full = GraphPaths.resolve(value, against: directory)
+                let canonical = GraphPaths.canonical(full)
+                let pointer = node.pointer.appending("params").appending(p.name)
+                if p.type == .path {
+                    if inputs[canonical] == nil { inputs[canonical] = (node.id, pointer) }
+                } else {
+                    written.append((canonical, full, node.id, pointer))
+                }
+            }
+        }
+        for w in written {
+            if let graphPath, w.path == graphPath {
+                error(w.pointer, node: w.node, "'\(w.node)' would overwrite the graph file itself (\(w.shown)); write to another file")
+            } else if let reader = inputs[w.path] {
+                error(w.pointer, node: w.node, "'\(w.node)' would overwrite \(w.shown), which '\(reader.node)' reads (\(reader.pointer.display)); write to another file")
+            } else if let other = outputs[w.path] {
+                error(w.pointer, node: w.node, "'\(w.node)' and '\(other.node)' (\(other.pointer.display)) both write \(w.shown); give each output its own file")
+            } else {
+                outputs[w.path] = (w.node, w.pointer)
+            }
+        }
     }
 
     // MARK: nodes
@@ -398,16 +423,20 @@ final class ValidationRun {
         case .boolean:
             guard let b = v.bool else { return wrongType() }
             return .boolean(b)
-        case .string, .path:
+        case .string, .path, .outputPath:
             guard let s = v.string else { return wrongType() }
-            if p.type == .path, s.isEmpty {
+            if s.utf8.contains(0) {
+                error(pointer, node: nodeID, "\"\(p.name)\" contains a NUL character (\\u0000), which no file name or C string can hold")
+                return nil
+            }
+            if p.type != .string, s.isEmpty {
                 error(pointer, node: nodeID, "\"\(p.name)\" must be a non-empty path")
                 return nil
             }
             return .string(s)
         case .choice(let options):
             guard let s = v.string else { return wrongType() }
-            guard options.contains(s) else {
+            guard options.contains(s), !s.utf8.contains(0) else {
                 let hint = closestMatch(to: s, in: options).map { "did you mean \"\($0)\"? " } ?? ""
                 error(pointer, node: nodeID, "\"\(p.name)\" = \"\(s)\" is not allowed; \(hint)choose one of: \(options.joined(separator: ", "))")
                 return nil
@@ -442,7 +471,7 @@ final class ValidationRun {
             guard let list = v.array else { return wrongType() }
             var out: [String] = []
             for (i, e) in list.enumerated() {
-                guard let str = e.string, !str.isEmpty else {
+                guard let str = e.string, !str.isEmpty, !str.utf8.contains(0) else {
                     error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a non-empty string; found \(e.typeName) \(describe(e))")
                     return nil
                 }

@@ -8,8 +8,12 @@ public enum ParameterType: Sendable, Equatable {
     case string
     /// One of a fixed set of strings.
     case choice([String])
-    /// A file path; relative paths resolve against the graph file's folder.
+    /// A file the node reads; relative paths resolve against the graph
+    /// file's folder.
     case path
+    /// A file the node writes (same resolution). Validation refuses an
+    /// output path that is an input, another output, or the graph file.
+    case outputPath
     case numberList
     case booleanList
     case stringList
@@ -23,6 +27,7 @@ public enum ParameterType: Sendable, Equatable {
         case .string: "string"
         case .choice(let options): "one of " + options.map { "\"\($0)\"" }.joined(separator: ", ")
         case .path: "path"
+        case .outputPath: "path (written)"
         case .numberList: "array of numbers"
         case .booleanList: "array of booleans"
         case .stringList: "array of strings"

@@ -74,10 +74,15 @@ public struct InstanceContext: @unchecked Sendable {
     /// The runtime nodes feeding each input, already made (a decoder reads
     /// its `CompressedFrameSource` through this).
     public var inputNodes: [any RenderNode]
+    /// Whether the graph is built to run live (in a JACK client) rather than
+    /// to render offline: a live `file-out` records in place (a recording
+    /// must survive a crash); an offline one writes under a temporary name
+    /// and renames the file into place when complete.
+    public var live: Bool
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat],
                 outputFormat: StreamFormat?, sampleRate: Double, directory: String,
-                inputNodes: [any RenderNode] = []) {
+                inputNodes: [any RenderNode] = [], live: Bool = false) {
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats
@@ -85,6 +90,7 @@ public struct InstanceContext: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.directory = directory
         self.inputNodes = inputNodes
+        self.live = live
     }
 
     public func resolvePath(_ path: String) -> String {

@@ -60,4 +60,23 @@ public struct ValidatedGraph: Sendable {
 
     /// Nodes with no output.
     public var sinks: [Node] { nodes.filter { $0.outputFormat == nil } }
+
+    /// Why writing an extra output at `path` (absolute) would destroy
+    /// something the graph uses: a file it reads or writes, or the graph
+    /// file itself; nil when it would not. [main-thread]
+    public func outputConflict(_ path: String) -> String? {
+        let target = GraphPaths.canonical(path)
+        let fileName = file.split(separator: "/").last.map(String.init) ?? file
+        if GraphPaths.canonical(directory + "/" + fileName) == target {
+            return "\(path) is the graph file itself"
+        }
+        for n in nodes {
+            for p in n.descriptor.parameters where p.type == .path || p.type == .outputPath {
+                guard let value = n.parameters.string(p.name),
+                      GraphPaths.canonical(GraphPaths.resolve(value, against: directory)) == target else { continue }
+                return "\(path) is \(p.type == .path ? "read" : "written") by '\(n.id)'"
+            }
+        }
+        return nil
+    }
 }

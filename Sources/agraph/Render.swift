@@ -36,7 +36,12 @@ struct Render: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if let d = duration, !(d > 0 && d.isFinite) { throw ValidationError("--duration must be a positive number of seconds") }
+        if let d = duration {
+            guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
+            do { _ = try FrameTime.frames(seconds: d, sampleRate: GraphValidator.sampleRateRange.upperBound) } catch {
+                throw ValidationError("--duration \(error)")
+            }
+        }
         if !(64...16384).contains(blockFrames) { throw ValidationError("--block-frames must be from 64 to 16384") }
     }
 
@@ -59,7 +64,7 @@ struct Render: ParsableCommand {
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
 
         let rate = g.sampleRate
-        let limit = duration.map { Int(($0 * rate).rounded()) }
+        let limit = try duration.map { d throws(FrameTime.OutOfRange) in try FrameTime.frames(seconds: d, sampleRate: rate) }
         let progress = ProgressReporter(total: limit, sampleRate: rate, enabled: !quiet)
         let start = MonotonicClock.seconds()
         let result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
@@ -69,6 +74,7 @@ struct Render: ParsableCommand {
         let elapsed = MonotonicClock.seconds() - start
         progress.finish()
         for e in result.finishErrors { printError("agraph: \(e)") }
+        for n in result.notices { printError("agraph: \(n)") }
         let seconds = Double(result.frames) / rate
         if !quiet {
             let speed = elapsed > 0 ? seconds / elapsed : 0
@@ -76,11 +82,12 @@ struct Render: ParsableCommand {
             case .endOfStream: "end of stream"
             case .durationReached: "duration reached"
             case .interrupted: "interrupted"
+            case .failed: "failed"
             }
             printError("rendered \(result.frames) frames (\(formatFixed(seconds, 3)) s) in \(formatFixed(elapsed, 3)) s, \(formatFixed(speed, 1))x real time; \(why)")
-            if let output { printError("wrote \(output)") }
+            if let output, result.finishErrors.isEmpty, result.ending != .interrupted { printError("wrote \(output)") }
         }
-        if !result.finishErrors.isEmpty { throw ExitCode.failure }
+        if !result.finishErrors.isEmpty || result.ending == .failed { throw ExitCode.failure }
         if result.ending == .interrupted { throw ExitCode(130) }
     }
 }

@@ -46,7 +46,12 @@ struct Run: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if let d = duration, !(d > 0 && d.isFinite) { throw ValidationError("--duration must be a positive number of seconds") }
+        if let d = duration {
+            guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
+            guard d.isFinite, d <= FrameTime.maximumSeconds else {
+                throw ValidationError("--duration \(FrameTime.OutOfRange(seconds: d))")
+            }
+        }
         if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
     }
 

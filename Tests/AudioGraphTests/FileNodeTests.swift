@@ -89,7 +89,13 @@ final class FileNodeTests: XCTestCase {
         let result = OfflineRenderer(engine: compiled.engine).run(shouldStop: { blocks += 1; return blocks > 100 })
         XCTAssertEqual(result.ending, .interrupted)
         XCTAssertEqual(result.frames, 51200)
-        let file = try readSoundFile(dir.file("cut.wav"))
+        // Not complete: the final name is not created; the work is kept
+        // under the temporary name the notice gives.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("cut.wav")))
+        let kept = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: dir.path).first { $0.hasPrefix("cut.wav.agraph-") })
+        XCTAssertEqual(result.notices.count, 1)
+        XCTAssertTrue(result.notices.first?.contains(kept) ?? false, "\(result.notices)")
+        let file = try readSoundFile(dir.file(kept))
         XCTAssertEqual(file.samples.count, 2 * 51200)
         XCTAssertEqual(SignalAnalysis.frequency(of: deinterleave(file.samples, channels: 2, channel: 1), sampleRate: 48000),
                        440, accuracy: 0.05)

@@ -114,3 +114,14 @@ private func writeFrames<Sample>(
         throw SoundFileIOError(path: path, message: "error closing: \(String(cString: sf_strerror(nil)))")
     }
 }
+
+/// What a sound file's header says, without reading its audio: frames
+/// (`Int64.max` when the file does not say), channels, rate.
+public func soundFileInfo(_ path: String) throws(SoundFileIOError) -> (frames: Int, channels: Int, sampleRate: Double) {
+    var info = SF_INFO()
+    guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
+        throw SoundFileIOError(path: path, message: String(cString: sf_strerror(nil)))
+    }
+    sf_close(handle)
+    return (Int(info.frames), Int(info.channels), Double(info.samplerate))
+}
