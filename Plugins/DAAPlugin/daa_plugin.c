@@ -7,9 +7,15 @@
  * ========================================================================
  * The project never ships the DAA library: you need a licensee's build of
  * it. The node finds it, in this order:
- *   1. the node's `library` parameter (a path, or a bare file name that the
- *      dynamic loader resolves);
- *   2. the DAA_LIBRARY environment variable (same);
+ *   1. the node's `library` parameter: a file name (or a path) that the
+ *      host resolves, before this plugin sees it, inside the vendor-library
+ *      folders configured outside any graph (AGRAPH_VENDOR_LIBRARY_PATH,
+ *      $XDG_CONFIG_HOME/agraph/vendor-library-path; the parameter carries
+ *      AGRAPH_PARAM_VENDOR_LIBRARY). A graph file is data: it cannot make
+ *      the node load a library from anywhere else. The plugin receives the
+ *      real absolute path;
+ *   2. the DAA_LIBRARY environment variable (a path, or a bare file name
+ *      that the dynamic loader resolves: set by the user, not a graph);
  *   3. the usual names, on the dynamic loader's path (LD_LIBRARY_PATH,
  *      /etc/ld.so.cache, /lib, /usr/lib): libdlb_decode.so,
  *      libdlbdecode.so, libdaa.so (see `usual_names` below).
@@ -255,8 +261,9 @@ static int try_open(daa_library *lib, const char *name, const char *origin, char
     if (!lib->dl) {
         const char *why = dlerror();
         snprintf(error, cap,
-                 "cannot load the DAA library '%s' (%s): %s. Give the path of the licensee's DAA library in "
-                 "the node's `library` parameter or in DAA_LIBRARY",
+                 "cannot load the DAA library '%s' (%s): %s. Set DAA_LIBRARY to the path of the licensee's DAA "
+                 "library, or put it in a vendor-library folder (AGRAPH_VENDOR_LIBRARY_PATH) and name it in the "
+                 "node's `library` parameter",
                  name, origin, why ? why : "unknown reason");
         return -1;
     }
@@ -293,9 +300,10 @@ static int load_library(daa_library *lib, const char *parameter, char *error, si
                 snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", usual_names[i]);
             }
             snprintf(error, cap,
-                     "no DAA decoder library found: the project does not ship it; give the path of the "
-                     "licensee's library in the node's `library` parameter or in the DAA_LIBRARY environment "
-                     "variable (searched: `library` unset, DAA_LIBRARY unset, then %s on the loader path "
+                     "no DAA decoder library found: the project does not ship it; set the DAA_LIBRARY "
+                     "environment variable to the path of the licensee's library, or put it in a vendor-library "
+                     "folder (AGRAPH_VENDOR_LIBRARY_PATH) and name it in the node's `library` parameter "
+                     "(searched: `library` unset, DAA_LIBRARY unset, then %s on the loader path "
                      "LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib)",
                      names);
             return -1;
@@ -346,9 +354,10 @@ static const char *const fallback_choices[] = { "headphones", "speakers" };
 #define LIVE_RANGE (AGRAPH_PARAM_LIVE | AGRAPH_PARAM_HAS_RANGE)
 
 static const agraph_param_t daa_params[P_COUNT] = {
-    { "library", "Path (or loader name) of the licensee's DAA library; default: DAA_LIBRARY, then "
-                 "libdlb_decode.so, libdlbdecode.so, libdaa.so on the loader path.",
-      NULL, AGRAPH_PARAM_STRING, AGRAPH_PARAM_OPTIONAL, 0, 0, 0, NULL, NULL, 0, 0 },
+    { "library", "File name of the licensee's DAA library, found only in the vendor-library folders "
+                 "(AGRAPH_VENDOR_LIBRARY_PATH, ~/.config/agraph/vendor-library-path); default: DAA_LIBRARY, "
+                 "then libdlb_decode.so, libdlbdecode.so, libdaa.so on the loader path.",
+      NULL, AGRAPH_PARAM_STRING, AGRAPH_PARAM_OPTIONAL | AGRAPH_PARAM_VENDOR_LIBRARY, 0, 0, 0, NULL, NULL, 0, 0 },
     { "endpoint", "Playback endpoint: headphones, speakers, or auto (the output device decides; offline: "
                   "fallbackEndpoint).",
       NULL, AGRAPH_PARAM_CHOICE, AGRAPH_PARAM_LIVE, 0, 0, ENDPOINT_AUTO, NULL, endpoint_choices, 3, 0 },
@@ -888,7 +897,8 @@ static const char *daa_output_layout(const agraph_create_info_t *info) {
 static const agraph_node_type_t daa_type = {
     .type_id = "daa",
     .summary = "Dolby AC-4 decoder (Dolby Audio for Applications): AC-4 sync frames to stereo or binaural PCM at "
-               "48 kHz, through the licensee's DAA library loaded at run time (`library` parameter or DAA_LIBRARY).",
+               "48 kHz, through the licensee's DAA library loaded at run time (DAA_LIBRARY, or the `library` "
+               "parameter naming a file in a vendor-library folder).",
     .domain = AGRAPH_DOMAIN_WORKER,
     .flags = 0,
     .input_count = 1,

@@ -224,7 +224,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     /// The plugin's words for its last failure, if it gives any.
     private func decoderError() -> String? {
         guard let text = node.ext.last_error?(node.instance) else { return nil }
-        let s = String(cString: text)
+        let s = truncatedString(text)
         return s.isEmpty ? nil : s
     }
 

@@ -13,11 +13,20 @@
 // Test fixtures (`libAGraphTest*.so`) are loaded only from
 // AGRAPH_PLUGIN_PATH, never from the build folder.
 //
-// Every library is opened with dlopen(RTLD_NOW | RTLD_LOCAL) and never
-// closed (its tables must outlive every node made from it). Whatever fails
-// — a library dlopen refuses, one without `agraph_plugin_entry`, another
-// ABI major version, a malformed node type, a type id already taken — is
-// recorded in `PluginCatalog.failures`: reported, never silently dropped.
+// Before dlopen, each file is checked without mapping it
+// (`SharedObjectCheck`): a regular file (a FIFO would block dlopen), an ELF
+// shared object for this machine whose tables and segments lie inside the
+// file (a truncated library would crash the process with SIGBUS when the
+// loader touches its mapping). Every library is then opened with
+// dlopen(RTLD_NOW | RTLD_LOCAL) and never closed (its tables must outlive
+// every node made from it). What is read from a plugin is bounded
+// (`PluginLimits`: counts of node types, parameters and choices, string
+// lengths), so a descriptor claiming 4 billion types is refused at once.
+// Whatever fails — a file that is not a complete shared object, a library
+// dlopen refuses, one without `agraph_plugin_entry`, another ABI major
+// version, a count or string over the limits, a malformed node type, a type
+// id already taken — is recorded in `PluginCatalog.failures`: reported,
+// never silently dropped.
 import AudioGraph
 import CAGraphPlugin
 #if canImport(Glibc)
@@ -109,6 +118,10 @@ public struct PluginCatalog: Sendable {
 
     /// Loads one library and records what it gives or why it failed. [main-thread]
     public mutating func loadLibrary(_ path: String) {
+        if let problem = SharedObjectCheck.problem(path: path) {
+            failures.append(PluginLoadFailure(path: path, reason: problem))
+            return
+        }
         _ = dlerror()
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             let why = dlerror().map { String(cString: $0) } ?? "dlopen failed"
@@ -132,19 +145,32 @@ public struct PluginCatalog: Sendable {
             return
         }
         let p = plugin.pointee
-        var loaded = LoadedPlugin(path: path, name: string(p.name) ?? "?", vendor: string(p.vendor) ?? "?",
-                                  version: string(p.version) ?? "?",
+        var loaded: LoadedPlugin
+        do {
+            loaded = LoadedPlugin(path: path, name: try boundedString(p.name, "the plugin's name") ?? "?",
+                                  vendor: try boundedString(p.vendor, "the plugin's vendor") ?? "?",
+                                  version: try boundedString(p.version, "the plugin's version") ?? "?",
                                   abiMajor: Int(abi.major), abiMinor: Int(abi.minor), typeIDs: [])
-        if let info = p.get_extension?(AGRAPH_EXT_PLUGIN_INFO)?.assumingMemoryBound(to: agraph_plugin_info_ext_t.self),
-           let details = info.pointee.details?() {
-            loaded.details = String(cString: details)
+            guard p.node_type_count <= UInt32(PluginLimits.nodeTypes) else {
+                throw PluginError("the descriptor claims \(p.node_type_count) node types; at most \(PluginLimits.nodeTypes) are read")
+            }
+            if p.node_type_count > 0 && p.node_types == nil {
+                throw PluginError("the descriptor claims \(p.node_type_count) node types but its node type table is NULL")
+            }
+            if let info = p.get_extension?(AGRAPH_EXT_PLUGIN_INFO)?.assumingMemoryBound(to: agraph_plugin_info_ext_t.self),
+               let details = info.pointee.details?() {
+                loaded.details = try boundedString(details, "the plugin-info details text", limit: PluginLimits.detailsBytes)
+            }
+        } catch {
+            failures.append(PluginLoadFailure(path: path, reason: "\(error)"))
+            return
         }
         for i in 0..<Int(p.node_type_count) {
             guard let t = p.node_types?[i] else {
                 failures.append(PluginLoadFailure(path: path, reason: "node type \(i) is NULL"))
                 continue
             }
-            let id = string(t.pointee.type_id)
+            let id = try? boundedString(t.pointee.type_id, "type id")
             do {
                 let type = try PluginNodeType(type: t, path: path, abiMinor: Int(abi.minor))
                 if types.contains(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
@@ -181,6 +207,18 @@ public struct PluginCatalog: Sendable {
         }
         return "unknown node type \"\(typeID)\"; \(note)"
     }
+}
+
+/// Bounds on what the host reads from a plugin (agraph_plugin.h,
+/// AGRAPH_MAX_*). A plugin or type over them is refused with the reason.
+public enum PluginLimits {
+    public static let nodeTypes = Int(AGRAPH_MAX_NODE_TYPES)
+    public static let parameters = Int(AGRAPH_MAX_PARAMS)
+    public static let choices = Int(AGRAPH_MAX_CHOICES)
+    /// Bytes before the NUL of any string but the details.
+    public static let stringBytes = Int(AGRAPH_MAX_STRING)
+    /// Bytes before the NUL of AGRAPH_EXT_PLUGIN_INFO's details.
+    public static let detailsBytes = Int(AGRAPH_MAX_DETAILS)
 }
 
 /// A refusal while reading a plugin's tables.
@@ -236,6 +274,9 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
     let inputCodec: String?
     /// ABI 1.1 `output_layout`, when the plugin has it.
     let outputLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?) -> UnsafePointer<CChar>?)?
+    /// Parameters flagged AGRAPH_PARAM_VENDOR_LIBRARY (ABI 1.2): resolved by
+    /// `VendorLibraryLocations` before the plugin sees them.
+    let vendorLibraryParameters: [String]
 
     enum OutputRule { case none, fixed(Int), sameAsInput }
 
@@ -244,9 +285,9 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
     init(type: UnsafePointer<agraph_node_type_t>, path: String, abiMinor: Int) throws {
         self.type = type
         let t = type.pointee
-        inputCodec = abiMinor >= 1 ? string(t.input_codec) : nil
+        inputCodec = abiMinor >= 1 ? try boundedString(t.input_codec, "input_codec") : nil
         outputLayout = abiMinor >= 1 ? t.output_layout : nil
-        guard let id = string(t.type_id), !id.isEmpty else { throw PluginError("no type id") }
+        guard let id = try boundedString(t.type_id, "the type id"), !id.isEmpty else { throw PluginError("no type id") }
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
             throw PluginError("type id may hold only letters, digits, '.', '-' and '_'")
         }
@@ -292,24 +333,31 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             outputRule = .none
         }
         endless = t.flags & UInt32(AGRAPH_NODE_ENDLESS) != 0
+        guard t.param_count <= UInt32(PluginLimits.parameters) else {
+            throw PluginError("claims \(t.param_count) parameters; at most \(PluginLimits.parameters) are read")
+        }
         var params: [ParameterDescriptor] = []
+        var vendorLibraries: [String] = []
         for i in 0..<Int(t.param_count) {
             guard let p = t.params?[i] else { throw PluginError("parameter table is NULL") }
-            params.append(try Self.parameter(p))
+            let parameter = try Self.parameter(p)
+            if p.flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY) != 0 { vendorLibraries.append(parameter.name) }
+            params.append(parameter)
         }
+        vendorLibraryParameters = vendorLibraries
         let names = params.map(\.name)
         if Set(names).count != names.count { throw PluginError("duplicate parameter names") }
         if params.contains(where: \.live) && t.set_parameter == nil {
             throw PluginError("live parameters but no set_parameter")
         }
         let role: NodeDescriptor.Role = t.input_count == 0 ? .source : (t.output_count == 0 ? .sink : .processor)
-        descriptor = NodeDescriptor(typeID: id, role: role, summary: string(t.summary) ?? "", inputs: t.input_count == 0 ? .none : .single,
+        descriptor = NodeDescriptor(typeID: id, role: role, summary: try boundedString(t.summary, "the type's summary") ?? "", inputs: t.input_count == 0 ? .none : .single,
                                     parameters: params, domain: isDecoder ? .background : .realtime, origin: path,
                                     inputCodecs: inputCodec.map { [$0] } ?? [])
     }
 
     static func parameter(_ p: agraph_param_t) throws -> ParameterDescriptor {
-        guard let name = string(p.name), !name.isEmpty else { throw PluginError("a parameter has no name") }
+        guard let name = try boundedString(p.name, "a parameter name"), !name.isEmpty else { throw PluginError("a parameter has no name") }
         let flags = p.flags
         let live = flags & UInt32(AGRAPH_PARAM_LIVE) != 0
         let optional = flags & UInt32(AGRAPH_PARAM_OPTIONAL) != 0
@@ -328,31 +376,66 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         case AGRAPH_PARAM_BOOLEAN.rawValue:
             type = .boolean; def = .boolean(p.default_number != 0)
         case AGRAPH_PARAM_CHOICE.rawValue:
-            let options = (0..<Int(p.choice_count)).compactMap { p.choices?[$0].map { String(cString: $0) } }
+            guard p.choice_count <= UInt32(PluginLimits.choices) else {
+                throw PluginError("parameter \(name): claims \(p.choice_count) choices; at most \(PluginLimits.choices) are read")
+            }
+            var options: [String] = []
+            for k in 0..<Int(p.choice_count) {
+                guard let c = try boundedString(p.choices?[k], "parameter \(name): choice \(k)") else { break }
+                options.append(c)
+            }
             guard !options.isEmpty, options.count == Int(p.choice_count) else { throw PluginError("parameter \(name): a choice needs its strings") }
             type = .choice(options)
             let i = Int(p.default_number)
             guard options.indices.contains(i) else { throw PluginError("parameter \(name): default choice \(i) out of range") }
             def = .string(options[i])
         case AGRAPH_PARAM_STRING.rawValue:
-            type = .string; def = string(p.default_string).map { .string($0) }
+            type = .string; def = try boundedString(p.default_string, "parameter \(name): default string").map { .string($0) }
         default:
             throw PluginError("parameter \(name): unknown type \(p.type)")
         }
         if live, type == .string {
             throw PluginError("parameter \(name): string parameters cannot be live")
         }
+        if flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY) != 0 && type != .string {
+            throw PluginError("parameter \(name): only a string parameter can name a vendor library")
+        }
         if let r = range, case .number(let v)? = def, !r.contains(v), !required, !optional {
             throw PluginError("parameter \(name): default \(v) outside \(r.lowerBound)…\(r.upperBound)")
         }
         if required || optional || (type == .string && def == nil && !optional) { def = nil }
         return ParameterDescriptor(name, type, range: range, default: def, optional: optional,
-                                   unit: string(p.unit), live: live, string(p.summary) ?? "")
+                                   unit: try boundedString(p.unit, "parameter \(name): unit"), live: live,
+                                   try boundedString(p.summary, "parameter \(name): summary") ?? "")
     }
 
     public func isEndless(_ parameters: NodeParameters) -> Bool { endless }
 
+    /// `parameters` with every vendor-library parameter replaced by the real
+    /// path it resolves to (see VendorLibraries.swift); nil after reporting
+    /// each refusal to `refuse(parameter, message)`. Loads nothing.
+    /// [main-thread]
+    func resolvingVendorLibraries(_ parameters: NodeParameters, directory: String,
+                                  refuse: (String, String) -> Void) -> NodeParameters? {
+        guard !vendorLibraryParameters.isEmpty else { return parameters }
+        let locations = VendorLibraryLocations.current()
+        var resolved = parameters
+        var ok = true
+        for name in vendorLibraryParameters {
+            guard case .string(let value)? = parameters[name] else { continue }
+            switch locations.resolve(value, directory: directory) {
+            case .success(let path): resolved.values[name] = .string(path)
+            case .failure(let refusal): refuse(name, refusal.message); ok = false
+            }
+        }
+        return ok ? resolved : nil
+    }
+
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        // Vendor libraries first: nothing a graph names reaches the plugin
+        // (whose check may load it) before it is found in a trusted folder.
+        guard let parameters = resolvingVendorLibraries(c.parameters, directory: c.directory,
+                                                        refuse: { c.error(parameter: $0, $1) }) else { return nil }
         var inputChannels = 0
         if let range = inputRange {
             guard let input = c.input else { return nil }
@@ -370,9 +453,9 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         case .sameAsInput: output = c.input
         }
         if let outputLayout, let channels = output?.channels {
-            let named = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: inputChannels,
+            let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels,
                                        outputChannels: channels, sampleRate: c.sampleRate) { info, _ in
-                outputLayout(info).map { String(cString: $0) }
+                outputLayout(info).map { truncatedString($0, limit: 64) }
             }.result
             if let name = named {
                 guard let layout = ChannelLayout(rawValue: name), layout.channelCount.map({ $0 == channels }) ?? true else {
@@ -383,7 +466,7 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             }
         }
         if let check = type.pointee.check {
-            let ok = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: inputChannels,
+            let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels,
                                     outputChannels: output?.channels ?? 0, sampleRate: c.sampleRate) { info, error in
                 check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
             }
@@ -396,9 +479,17 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
-        let made = withCreateInfo(nodeID: c.nodeID, parameters: c.parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
+        var refusals: [String] = []
+        guard let parameters = resolvingVendorLibraries(c.parameters, directory: c.directory,
+                                                        refuse: { refusals.append("parameter \($0): \($1)") }) else {
+            throw EngineError(nodeID: c.nodeID, refusals.joined(separator: "; "))
+        }
+        guard let create = type.pointee.create else {
+            throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID) (\(descriptor.origin)): the plugin has no create function")
+        }
+        let made = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
                                   outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate) { info, error in
-            type.pointee.create!(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
+            create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
         guard let instance = made.result else {
             throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID) (\(descriptor.origin)): create failed: \(made.message.isEmpty ? "no reason given" : made.message)")
@@ -589,7 +680,25 @@ final class PluginRenderNode: RenderNode {
 
 // MARK: - Helpers
 
-func string(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+/// A NUL-terminated string from a plugin, read no further than `limit`
+/// bytes (so an unterminated or huge string costs at most that); nil for
+/// NULL; throws, naming `what`, when it is longer. [any thread]
+func boundedString(_ p: UnsafePointer<CChar>?, _ what: String, limit: Int = PluginLimits.stringBytes) throws -> String? {
+    guard let p else { return nil }
+    let n = strnlen(p, limit + 1)
+    guard n <= limit else {
+        throw PluginError("\(what) is longer than \(limit) bytes (or not NUL-terminated)")
+    }
+    return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+}
+
+/// A NUL-terminated string from a plugin for a message: at most `limit`
+/// bytes, cut with "…" when longer. [any thread]
+func truncatedString(_ p: UnsafePointer<CChar>, limit: Int = PluginLimits.stringBytes) -> String {
+    let n = strnlen(p, limit + 1)
+    let s = String(decoding: UnsafeRawBufferPointer(start: p, count: min(n, limit)), as: UTF8.self)
+    return n > limit ? s + "…" : s
+}
 
 /// The folder of the running executable (for tests: the test runner's,
 /// next to the package's built plugin products).

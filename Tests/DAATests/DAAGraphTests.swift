@@ -14,13 +14,20 @@ import Glibc
 /// double as the library. See DAATests for the PCM the double writes.
 final class DAAGraphTests: XCTestCase {
     var savedEnvironment: [String: String] = [:]
-    let environment = ["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY"]
+    let environment = ["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY",
+                       VendorLibraryLocations.environmentVariable, "XDG_CONFIG_HOME"]
+    var config: TemporaryDirectory!
 
     override func setUpWithError() throws {
         for name in environment {
             if let v = getenv(name) { savedEnvironment[name] = String(cString: v) }
             unsetenv(name)
         }
+        // The graphs name the double by its path in the build folder: trust
+        // that folder for vendor libraries (and no user's config file).
+        setenv(VendorLibraryLocations.environmentVariable, DAATests.buildFolder, 1)
+        config = try TemporaryDirectory("agraph-config")
+        setenv("XDG_CONFIG_HOME", config.path, 1)
         guard FileManager.default.fileExists(atPath: DAATests.pluginPath),
               FileManager.default.fileExists(atPath: DAATests.doublePath) else {
             throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built; build with --build-tests")
@@ -147,7 +154,19 @@ final class DAAGraphTests: XCTestCase {
             return XCTFail("a missing DAA library must not validate")
         }
         let e = try XCTUnwrap(errors.errors.first { $0.nodeID == "dec" }, errors.description)
-        XCTAssertTrue(e.message.contains("cannot load the DAA library '/nonexistent/libdlb_decode.so'"), e.message)
-        XCTAssertTrue(e.message.contains("DAA_LIBRARY"), e.message)
+        XCTAssertTrue(e.message.hasPrefix("library \"/nonexistent/libdlb_decode.so\" (/nonexistent/libdlb_decode.so) does not exist"), e.message)
+        XCTAssertTrue(e.message.contains(VendorLibraryLocations.environmentVariable), e.message)
+        XCTAssertTrue("\(e.pointer)".hasSuffix("/params/library"), "\(e.pointer)")
+
+        // Without a `library`, the plugin's own default: DAA_LIBRARY, else the usual names.
+        let without = graph().replacingOccurrences(of: #""library": "\#(DAATests.doublePath)""#, with: #""endpoint": "auto""#)
+        guard case .failure(let missing) = validate(without, CaptureStore(capacityFrames: 16)) else {
+            return XCTFail("no DAA library is installed on the test machine")
+        }
+        let m = try XCTUnwrap(missing.errors.first { $0.nodeID == "dec" }, missing.description)
+        XCTAssertTrue(m.message.hasPrefix("no DAA decoder library found"), m.message)
+        XCTAssertTrue(m.message.contains("DAA_LIBRARY"), m.message)
+        setenv("DAA_LIBRARY", DAATests.doublePath, 1)
+        XCTAssertNoThrow(try validate(without, CaptureStore(capacityFrames: 16)).get(), "DAA_LIBRARY, set outside the graph, is trusted")
     }
 }

@@ -480,7 +480,10 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(t.domain, AGRAPH_DOMAIN_WORKER.rawValue)
         XCTAssertNil(t.process)
         XCTAssertEqual(t.outputs.pointee.channels, 2)
-        XCTAssertEqual(plugin.descriptor.pointee.abi.minor, 1)
+        XCTAssertEqual(plugin.descriptor.pointee.abi.minor, 2)
+        XCTAssertNotEqual(t.params[0].flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY), 0,
+                          "library names a vendor library: the host resolves it in the trusted folders")
+        XCTAssertEqual((1..<Int(t.param_count)).filter { t.params[$0].flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY) != 0 }, [])
         let names = (0..<Int(t.param_count)).map { String(cString: t.params[$0].name) }
         XCTAssertEqual(names, ["library", "endpoint", "fallbackEndpoint", "virtualizer", "dialogueEnhancement",
                                "outputReferenceLevel", "presentation", "mainAssociatedMix", "outputIsHeadphones"])

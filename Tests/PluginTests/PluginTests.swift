@@ -197,18 +197,28 @@ final class PluginTests: XCTestCase {
         XCTAssertFalse(report.plugins.contains { $0.path.hasSuffix("libAGraphTestAbiMismatchPlugin.so") })
     }
 
-    func testLibraryThatFailsToLoadIsReportedWithTheDlerrorText() throws {
+    func testAFileThatIsNotELFIsRefusedBeforeDlopen() throws {
         let path = folder.file("libAGraphBroken.so")
         try String(repeating: "this is not an ELF shared object\n", count: 8).write(toFile: path, atomically: true, encoding: .utf8)
-        // What dlopen itself says about the file.
-        XCTAssertNil(dlopen(path, RTLD_NOW | RTLD_LOCAL))
-        let expected = try XCTUnwrap(dlerror().map { String(cString: $0) })
         let (_, report) = registry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphBroken.so") }, report.note)
-        XCTAssertTrue(failure.reason.contains("libAGraphBroken.so"), failure.reason)
-        XCTAssertTrue(expected.contains(failure.reason) || failure.reason.contains("invalid ELF header") || failure.reason.contains("file too short"),
-                      "\(failure.reason) vs \(expected)")
-        XCTAssertTrue(report.note.contains("libAGraphBroken.so"), report.note)
+        XCTAssertEqual(failure.reason, "not an ELF file (no ELF magic at the start; 264 bytes)")
+        XCTAssertTrue(report.note.contains("libAGraphBroken.so (not an ELF file"), report.note)
+    }
+
+    func testLibraryThatDlopenRefusesIsReportedWithTheDlerrorText() throws {
+        // A complete shared object that dlopen still refuses: it needs a library that does not exist.
+        let compiler = try cCompiler()
+        let source = folder.file("needs.c"), library = folder.file("libAGraphNeedsMissing.so")
+        try "int agraph_fixture_value(void) { return 1; }\n".write(toFile: source, atomically: true, encoding: .utf8)
+        try run(compiler, ["-shared", "-fPIC", "-o", library, source, "-L" + folder.path, "-Wl,--no-as-needed", "-lagraphmissing"],
+                creating: folder.file("libagraphmissing.so"))
+        XCTAssertNil(dlopen(library, RTLD_NOW | RTLD_LOCAL))
+        let expected = try XCTUnwrap(dlerror().map { String(cString: $0) })
+        let (_, report) = registry()
+        let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphNeedsMissing.so") }, report.note)
+        XCTAssertEqual(failure.reason, expected)
+        XCTAssertTrue(failure.reason.contains("libagraphmissing.so"), failure.reason)
     }
 
     func testLibraryWithoutTheEntryPointIsReported() throws {
@@ -251,5 +261,217 @@ final class PluginTests: XCTestCase {
         let refused = base.register(plugins: catalog)
         XCTAssertEqual(refused.map(\.typeID), [type.descriptor.typeID])
         XCTAssertEqual(base[Self.ringModulator]?.descriptor.summary, "stub")
+    }
+
+    // MARK: - Damaged files and lying descriptors (issue 7, item 3)
+
+    /// The C compiler, or a skip.
+    func cCompiler() throws -> String {
+        guard let cc = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("no C compiler")
+        }
+        return cc
+    }
+
+    /// Runs `tool`; `creating`: a stub shared library built first (then
+    /// removed), for a link that must succeed now and fail at load time.
+    func run(_ tool: String, _ arguments: [String], creating stub: String? = nil) throws {
+        if let stub {
+            try run(tool, ["-shared", "-fPIC", "-o", stub, "-x", "c", "/dev/null"])
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = arguments
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw XCTSkip("\(tool) \(arguments.joined(separator: " ")) failed") }
+        if let stub { try FileManager.default.removeItem(atPath: stub) }
+    }
+
+    /// A plugin search of `folders` only, run on another thread so that a
+    /// search that blocks (a FIFO opened by dlopen) fails the test instead
+    /// of hanging the run. nil after `timeout` seconds.
+    func loadWithin(_ timeout: Double, _ folders: [String]) -> PluginCatalog? {
+        final class Box: @unchecked Sendable { var catalog: PluginCatalog? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            box.catalog = PluginCatalog.load(pluginPath: folders, buildFolders: [])
+            done.signal()
+        }
+        thread.start()
+        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+        return box.catalog
+    }
+
+    /// Resident memory of this process, bytes.
+    func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// A truncated plugin (a half-copied file, a full disk) used to crash
+    /// every command with SIGBUS inside dlopen. Now each cut is refused with
+    /// the reason, and the process carries on.
+    func testTruncatedLibraryIsRefusedWithTheReasonAndTheProcessSurvives() throws {
+        let source = buildFolder + "/libAGraphExamplePlugin.so"
+        guard FileManager.default.fileExists(atPath: source) else { throw XCTSkip("libAGraphExamplePlugin.so is not built") }
+        let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: source)))
+        let size = bytes.count
+        // Where the loadable segments end (the part dlopen maps; a debug
+        // build carries debug sections after it): ELF64 little-endian.
+        func field(_ offset: Int, _ width: Int) -> Int {
+            (0..<width).reversed().reduce(0) { $0 << 8 | Int(bytes[offset + $1]) }
+        }
+        let phoff = field(32, 8), phnum = field(56, 2)
+        let loadEnd = (0..<phnum).map { i -> Int in
+            let base = phoff + i * 56
+            return field(base, 4) == 1 ? field(base + 8, 8) + field(base + 32, 8) : 0
+        }.max() ?? 0
+        XCTAssertGreaterThan(loadEnd, 3 * 4096)
+        // Cuts inside the loadable segments are the ones that crashed dlopen with SIGBUS.
+        let cuts: [(Int, String)] = [(0, "an empty file (0 bytes)"), (10, "too short for an ELF header (10 bytes)"),
+                                     (63, "truncated: 63 bytes, shorter than an ELF header"),
+                                     (loadEnd / 2, "truncated or damaged: segment "), (loadEnd - 4096, "truncated or damaged: segment "),
+                                     (size / 2, "truncated or damaged: "), (size - 4096, "truncated or damaged: "),
+                                     (size - 1, "truncated or damaged: ")]
+        for (cut, reason) in cuts {
+            let dir = try TemporaryDirectory("agraph-truncated")
+            let path = dir.file("libAGraphTestTruncated.so")
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+            XCTAssertEqual(truncate(path, off_t(cut)), 0)
+            let catalog = PluginCatalog.load(pluginPath: [dir.path], buildFolders: [])
+            XCTAssertTrue(catalog.plugins.isEmpty, "cut at \(cut) of \(size)")
+            XCTAssertTrue(catalog.types.isEmpty)
+            let failure = try XCTUnwrap(catalog.failures.first, "cut at \(cut): \(catalog.note)")
+            XCTAssertTrue(failure.path.hasSuffix("/libAGraphTestTruncated.so"))
+            XCTAssertTrue(failure.reason.hasPrefix(reason), "cut at \(cut) of \(size): \(failure.reason)")
+            if cut > 64 {
+                XCTAssertTrue(failure.reason.hasSuffix("ends past the end of the file (\(cut) bytes)"), failure.reason)
+            }
+        }
+        // The untouched library still loads from such a folder.
+        let dir = try TemporaryDirectory("agraph-truncated")
+        try FileManager.default.copyItem(atPath: source, toPath: dir.file("libAGraphTestWhole.so"))
+        let whole = PluginCatalog.load(pluginPath: [dir.path], buildFolders: [])
+        XCTAssertEqual(whole.failures.map(\.reason), [])
+        XCTAssertTrue(whole.types.contains { $0.descriptor.typeID == Self.ringModulator })
+    }
+
+    /// ELF files for another class, byte order, machine or file type are
+    /// named for what they are, without being mapped.
+    func testELFForAnotherMachineOrTypeIsRefusedWithTheReason() throws {
+        let source = buildFolder + "/libAGraphExamplePlugin.so"
+        guard FileManager.default.fileExists(atPath: source) else { throw XCTSkip("libAGraphExamplePlugin.so is not built") }
+        let original = try XCTUnwrap(FileManager.default.contents(atPath: source))
+        let host = original[original.startIndex + 18]   // e_machine, low byte (little-endian)
+        let other: UInt8 = host == 62 ? 183 : 62
+        let otherName = other == 62 ? "x86-64 (e_machine 62)" : "AArch64 (e_machine 183)"
+        let cases: [(offset: Int, byte: UInt8, reason: String)] = [
+            (4, 1, "a 32-bit ELF file; this agraph is 64-bit"),
+            (5, 2, "a big-endian ELF file; this machine is little-endian"),
+            (18, other, "built for \(otherName); this machine is "),
+            (16, 2, "ELF type 2 (an executable), not a shared object (ET_DYN)"),
+            (16, 1, "ELF type 1 (a relocatable object (.o)), not a shared object (ET_DYN)"),
+        ]
+        for c in cases {
+            let dir = try TemporaryDirectory("agraph-elf")
+            var bytes = original
+            bytes[bytes.startIndex + c.offset] = c.byte
+            let path = dir.file("libAGraphTestPatched.so")
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: bytes))
+            let catalog = PluginCatalog.load(pluginPath: [dir.path], buildFolders: [])
+            let reason = catalog.failures.first?.reason ?? "loaded"
+            XCTAssertTrue(reason.hasPrefix(c.reason), "byte \(c.offset) = \(c.byte): \(reason)")
+        }
+    }
+
+    /// A FIFO named like a plugin used to block dlopen's open forever; a
+    /// folder so named is not a library either.
+    func testAFIFOOrAFolderNamedLikeAPluginIsRefusedWithoutBlocking() throws {
+        XCTAssertEqual(mkfifo(folder.file("libAGraphTestX.so"), 0o600), 0)
+        try FileManager.default.createDirectory(atPath: folder.file("libAGraphTestFolder.so"), withIntermediateDirectories: false)
+        let catalog = try XCTUnwrap(loadWithin(10, [folder.path]), "the plugin search blocked on the FIFO")
+        let fifo = try XCTUnwrap(catalog.failures.first { $0.path.hasSuffix("/libAGraphTestX.so") }, catalog.note)
+        XCTAssertEqual(fifo.reason, "not a regular file (a FIFO)")
+        let dir = try XCTUnwrap(catalog.failures.first { $0.path.hasSuffix("/libAGraphTestFolder.so") }, catalog.note)
+        XCTAssertEqual(dir.reason, "not a regular file (a folder)")
+        XCTAssertTrue(catalog.note.contains("libAGraphTestX.so (not a regular file (a FIFO))"), catalog.note)
+    }
+
+    /// Loads the huge-counts fixture in `mode` from a folder of its own (a
+    /// fresh copy: a fresh load of the library), checking that it takes
+    /// little time and memory.
+    func loadHugeCounts(_ mode: String, file: StaticString = #filePath, line: UInt = #line) throws -> PluginCatalog {
+        let source = buildFolder + "/libAGraphTestHugeCountsPlugin.so"
+        guard FileManager.default.fileExists(atPath: source) else {
+            throw XCTSkip("libAGraphTestHugeCountsPlugin.so is not built; build with --build-tests")
+        }
+        let dir = folder.file(mode)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: source, toPath: dir + "/libAGraphTestHugeCountsPlugin.so")
+        setenv("AGRAPH_TEST_HUGE_COUNTS", mode, 1)
+        defer { unsetenv("AGRAPH_TEST_HUGE_COUNTS") }
+        let before = residentBytes()
+        let start = DispatchTime.now()
+        let catalog = PluginCatalog.load(pluginPath: [dir], buildFolders: [])
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        XCTAssertLessThan(seconds, 2, "\(mode): refused quickly", file: file, line: line)
+        XCTAssertLessThan(residentBytes() - before, 32 << 20, "\(mode): without growing memory", file: file, line: line)
+        return catalog
+    }
+
+    func testADescriptorClaimingFourBillionNodeTypesIsRefusedAtOnce() throws {
+        for mode in ["node-types", "node-table"] {
+            let catalog = try loadHugeCounts(mode)
+            XCTAssertEqual(catalog.failures.count, 1, "\(mode): one failure, not one per claimed type: \(catalog.failures.prefix(3))")
+            XCTAssertEqual(catalog.failures.first?.reason,
+                           "the descriptor claims 4294967295 node types; at most \(PluginLimits.nodeTypes) are read", mode)
+            XCTAssertTrue(catalog.plugins.isEmpty && catalog.types.isEmpty, mode)
+        }
+    }
+
+    func testATypeClaimingFourBillionParametersOrChoicesIsRefusedAtOnce() throws {
+        let params = try loadHugeCounts("params")
+        XCTAssertEqual(params.failures.map(\.description),
+                       ["libAGraphTestHugeCountsPlugin.so type \"com.example.test-bounded\" (claims 4294967295 parameters; at most 1024 are read)"])
+        XCTAssertTrue(params.types.isEmpty)
+        let choices = try loadHugeCounts("choices")
+        XCTAssertEqual(choices.failures.map(\.reason), ["parameter mode: claims 4294967295 choices; at most 1024 are read"])
+        XCTAssertEqual(choices.failures.first?.typeID, "com.example.test-bounded")
+        XCTAssertTrue(choices.types.isEmpty)
+    }
+
+    func testUnterminatedAndOverlongStringsAreRefusedWithTheReason() throws {
+        let unterminated = try loadHugeCounts("unterminated")
+        XCTAssertEqual(unterminated.failures.map(\.reason), ["the type id is longer than 4096 bytes (or not NUL-terminated)"])
+        XCTAssertEqual(unterminated.failures.first?.typeID, "#0", "an unreadable id is named by its index")
+        XCTAssertTrue(unterminated.types.isEmpty)
+
+        let summary = try loadHugeCounts("long-summary")
+        XCTAssertEqual(summary.failures.map(\.reason), ["the type's summary is longer than 4096 bytes (or not NUL-terminated)"])
+        XCTAssertEqual(summary.failures.first?.typeID, "com.example.test-bounded")
+
+        let name = try loadHugeCounts("long-name")
+        XCTAssertEqual(name.failures.map(\.reason), ["the plugin's name is longer than 4096 bytes (or not NUL-terminated)"])
+        XCTAssertTrue(name.plugins.isEmpty && name.types.isEmpty)
+
+        let details = try loadHugeCounts("long-details")
+        XCTAssertEqual(details.failures.map(\.reason), ["the plugin-info details text is longer than 65536 bytes (or not NUL-terminated)"])
+        XCTAssertTrue(details.plugins.isEmpty && details.types.isEmpty)
+    }
+
+    func testStringsAndCountsAtTheLimitsAreAccepted() throws {
+        let catalog = try loadHugeCounts("at-limits")
+        XCTAssertEqual(catalog.failures.map(\.description), [])
+        let type = try XCTUnwrap(catalog.types.first)
+        XCTAssertEqual(type.descriptor.summary.utf8.count, PluginLimits.stringBytes)
+        let mode = try XCTUnwrap(type.descriptor.parameter(named: "mode"))
+        guard case .choice(let options) = mode.type else { return XCTFail("mode is a choice") }
+        XCTAssertEqual(options.count, PluginLimits.choices)
+        XCTAssertEqual(options[0].utf8.count, PluginLimits.stringBytes)
+        XCTAssertEqual(options[1023], "c1023")
     }
 }

@@ -1,5 +1,5 @@
 /*
- * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.0.
+ * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.2.
  *
  * This header is the single source of truth for the ABI. It is C99, needs
  * nothing but <stdint.h> and <stddef.h>, and is all a C plugin needs.
@@ -102,13 +102,33 @@ extern "C" {
 
 /** The ABI this header describes. */
 #define AGRAPH_PLUGIN_ABI_MAJOR 1
-#define AGRAPH_PLUGIN_ABI_MINOR 1
+#define AGRAPH_PLUGIN_ABI_MINOR 2
 
 /** The name of the one function a plugin library exports. */
 #define AGRAPH_PLUGIN_ENTRY_SYMBOL "agraph_plugin_entry"
 
 /** Size of the error buffers the host passes (bytes, including the NUL). */
 #define AGRAPH_ERROR_CAPACITY 512
+
+/*
+ * Limits the host enforces on what it reads from a plugin (a plugin over
+ * them is refused with the reason, and none of its node types is used):
+ *   - the library file itself is checked before dlopen: a regular file, an
+ *     ELF shared object (ET_DYN) of the host's class, byte order and
+ *     machine, whose header tables, segments and sections all lie inside
+ *     the file (a truncated copy is refused, not mapped);
+ *   - at most AGRAPH_MAX_NODE_TYPES node types, AGRAPH_MAX_PARAMS
+ *     parameters per type and AGRAPH_MAX_CHOICES choices per parameter;
+ *   - every string (ids, names, summaries, units, choices, defaults, the
+ *     plugin's name, vendor and version, the input codec) at most
+ *     AGRAPH_MAX_STRING bytes before its NUL; the plugin-info details
+ *     (AGRAPH_EXT_PLUGIN_INFO) at most AGRAPH_MAX_DETAILS bytes.
+ */
+#define AGRAPH_MAX_NODE_TYPES 1024
+#define AGRAPH_MAX_PARAMS 1024
+#define AGRAPH_MAX_CHOICES 1024
+#define AGRAPH_MAX_STRING 4096
+#define AGRAPH_MAX_DETAILS 65536
 
 /* ======================================================================
  * Parameters
@@ -144,7 +164,24 @@ enum {
      *  default fields. */
     AGRAPH_PARAM_REQUIRED = 1u << 2,
     /** `min` and `max` are meaningful (NUMBER and INTEGER). */
-    AGRAPH_PARAM_HAS_RANGE = 1u << 3
+    AGRAPH_PARAM_HAS_RANGE = 1u << 3,
+    /** (1.2) A STRING parameter naming a vendor library: native code the
+     *  plugin loads for the node (e.g. a licensee's decoder). Graph files
+     *  are data and never choose which code runs, so the host resolves the
+     *  value before `check`, `create` or `output_layout` see it: a bare file
+     *  name is searched in the vendor-library folders the user configured
+     *  outside any graph (AGRAPH_VENDOR_LIBRARY_PATH, then
+     *  $XDG_CONFIG_HOME/agraph/vendor-library-path); a value with a '/'
+     *  (relative to the graph's folder) must lead, symbolic links
+     *  resolved, into one of those folders; the file must be a regular,
+     *  complete shared object. The plugin then receives the real absolute
+     *  path; otherwise the graph is invalid, with the reason on this
+     *  parameter, and nothing is loaded. A plugin must load native code
+     *  named by a graph only through such a parameter (what it finds by
+     *  itself, from its own environment variables or the loader's usual
+     *  folders, is its own affair). The flag is refused on any other type
+     *  and never combines with LIVE. */
+    AGRAPH_PARAM_VENDOR_LIBRARY = 1u << 4
 };
 
 /** The static description of one parameter. Owned by the plugin. */
