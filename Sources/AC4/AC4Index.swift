@@ -54,10 +54,14 @@ public struct AC4Index: Sendable, Hashable {
     /// decoding to reach `sample` (samples past the end give the last
     /// I-frame). Nil when no I-frame starts at or before it.
     public func iFrame(atOrBeforeSample sample: Int) -> Entry? {
-        guard let k = lastPosition(in: iFramePositions.indices, atOrBefore: sample, map: { iFramePositions[$0] }) else {
-            return nil
-        }
-        return entries[iFramePositions[k]]
+        iFramePosition(atOrBeforeSample: sample).map { entries[$0] }
+    }
+
+    /// Where in `entries` that I-frame is (see `iFrame(atOrBeforeSample:)`):
+    /// a binary search, O(log n).
+    public func iFramePosition(atOrBeforeSample sample: Int) -> Int? {
+        lastPosition(in: iFramePositions.indices, atOrBefore: sample, map: { iFramePositions[$0] })
+            .map { iFramePositions[$0] }
     }
 
     /// Binary search: the last position in `range` whose entry's timestamp ≤ sample.

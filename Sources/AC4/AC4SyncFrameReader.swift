@@ -115,8 +115,15 @@ public struct AC4Statistics: Sendable, Hashable {
     public var truncatedTail: AC4TruncatedTail?
     /// Indices of the I-frames (`b_iframe_global`).
     public var iFrameIndices: [Int] = []
-    /// The distinct bitstream versions seen, ascending.
-    public var bitstreamVersions: [Int] = []
+    /// The distinct bitstream versions seen, ascending. (Kept as a set, so
+    /// that each frame is counted in constant time however many versions
+    /// a damaged or hostile stream shows; sorted on each read.)
+    public var bitstreamVersions: [Int] {
+        get { bitstreamVersionSet.sorted() }
+        set { bitstreamVersionSet = Set(newValue) }
+    }
+    /// The distinct bitstream versions seen.
+    var bitstreamVersionSet: Set<Int> = []
     /// The TOC of the first valid frame.
     public var firstTOC: AC4TOC?
     /// Sum of `samplesPerFrame` of the valid frames.
@@ -150,8 +157,19 @@ public struct AC4Statistics: Sendable, Hashable {
 /// iteration has ended, a truncated tail (a last frame that the data ends
 /// inside is reported there, never yielded).
 ///
+/// **Cost.** Linear in the size of the data, whatever it holds. Every
+/// position where a sync word with a complete header appears is a candidate
+/// whose CRC must be checked, and hostile data (repeated `AC 41`, sizes of
+/// up to 16 MiB) makes almost every other byte one. The CRCs of candidates
+/// are computed directly until the bytes fed that way reach the size of the
+/// data — which a valid stream, each frame checked once, never exceeds —
+/// and from then on in constant time each from tables of prefix CRCs
+/// (`AC4CRC16.RangeTable`, about 4 bytes of memory per byte of data, built
+/// once). So the CRC touches at most about 3 bytes per byte of data, and
+/// every other step per position is constant.
+///
 /// A value type: copies read independently (they share the buffer's
-/// storage). [any thread]
+/// storage, and the CRC tables once built). [any thread]
 public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
     /// Sync word of a frame without CRC.
     public static let syncWordPlain: UInt16 = 0xAC40
@@ -172,12 +190,33 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
     private var nextTimestamp = 0
     private var lastSequence: Int?
     private var crcErrorEnd = 0
+    /// Bytes the CRC may still be fed directly before the range table is built.
+    private var directCRCBudget: Int
+    /// Prefix CRCs of `bytes`, built when `directCRCBudget` runs out.
+    private var crcTable: AC4CRC16.RangeTable?
+    /// Bytes the CRC has processed so far: those fed directly plus the
+    /// entries of the range table (once built). The reader's dominant work;
+    /// at most about `3 × bytes.count` plus a small constant per candidate.
+    private(set) var crcWork = 0
+
+    /// The longest range a CRC is checked over: 24-bit size field and
+    /// escape, the largest frame, the CRC word.
+    static let longestCRCRange = 5 + 0xFF_FFFF + 2
 
     /// Reads from `bytes`.
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: [UInt8]) { self.init(bytes, directCRCBudget: bytes.count) }
 
     /// Reads from a copy of `buffer`.
-    public init(_ buffer: UnsafeRawBufferPointer) { self.bytes = Array(buffer) }
+    public init(_ buffer: UnsafeRawBufferPointer) { self.init(Array(buffer)) }
+
+    /// Reads from `bytes`, feeding the CRC directly for up to
+    /// `directCRCBudget` bytes before building the range table (0: use the
+    /// table from the first CRC; `Int.max`: never). The result is the same
+    /// for any budget; only the cost differs. For tests.
+    init(_ bytes: [UInt8], directCRCBudget: Int) {
+        self.bytes = bytes
+        self.directCRCBudget = directCRCBudget
+    }
 
     /// Reads every frame of `bytes`.
     public static func readAll(_ bytes: [UInt8]) -> AC4ReadResult {
@@ -220,10 +259,7 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
         if frame.hasCRC { statistics.framesWithCRC += 1 }
         statistics.frameBytes += frame.length
         if statistics.firstTOC == nil { statistics.firstTOC = toc }
-        if !statistics.bitstreamVersions.contains(toc.bitstreamVersion) {
-            statistics.bitstreamVersions.append(toc.bitstreamVersion)
-            statistics.bitstreamVersions.sort()
-        }
+        statistics.bitstreamVersionSet.insert(toc.bitstreamVersion)
         if toc.isIFrame { statistics.iFrameIndices.append(frame.index) }
         statistics.totalSamples += toc.samplesPerFrame
         statistics.durationSeconds += Double(toc.samplesPerFrame) / Double(toc.sampleRate)
@@ -294,7 +330,7 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
             case .complete(let c):
                 let chained = c.end == b.count || Self.isSyncWord(b, c.end)
                 if c.hasCRC {
-                    if AC4CRC16.checksum(b, (p + 2)..<c.end) != 0 {
+                    if crc(b, (p + 2)..<c.end) != 0 {
                         if chained && p >= crcErrorEnd {
                             statistics.crcErrors += 1
                             statistics.crcErrorOffsets.append(p)
@@ -320,6 +356,27 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
                 partialFrameOffset: partial?.offset, declaredFrameLength: partial?.length)
         }
         return nil
+    }
+}
+
+extension AC4SyncFrameReader {
+    /// The CRC of `b[range]`: directly while the budget lasts, else from the
+    /// range table (built here, once).
+    private mutating func crc(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt16 {
+        if crcTable == nil, range.count <= directCRCBudget {
+            directCRCBudget -= range.count
+            crcWork += range.count
+            return AC4CRC16.checksum(b, range)
+        }
+        let table: AC4CRC16.RangeTable
+        if let built = crcTable {
+            table = built
+        } else {
+            table = AC4CRC16.RangeTable(b, maxLength: Self.longestCRCRange)
+            crcTable = table
+            crcWork += table.work
+        }
+        return table.checksum(range)
     }
 }
 

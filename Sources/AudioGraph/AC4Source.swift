@@ -92,9 +92,8 @@ final class AC4Cursor: CompressedFrameCursor {
 
     func seek(toSample sample: Int) -> Int? {
         guard sample >= 0, sample < source.index.totalSamples,
-              let e = source.index.iFrame(atOrBeforeSample: sample),
-              let position = source.index.entries.firstIndex(where: { $0.frameIndex == e.frameIndex }) else { return nil }
+              let position = source.index.iFramePosition(atOrBeforeSample: sample) else { return nil }
         self.position = position
-        return e.timestamp
+        return source.index.entries[position].timestamp
     }
 }
