@@ -45,6 +45,8 @@ public struct VendorLibraryLocations: Sendable {
     public var configFile: String?
     /// Whether the environment variable was set.
     public var environmentSet = false
+    /// Whether the config file exists.
+    public var configFileFound = false
     /// What was ignored in the configuration (relative folders, an
     /// unreadable file), for messages.
     public var notes: [String] = []
@@ -76,10 +78,12 @@ public struct VendorLibraryLocations: Sendable {
         if let configFile {
             switch Self.readConfig(configFile) {
             case .success(let lines?):
+                configFileFound = true
                 for line in lines { add(line, origin: configFile) }
             case .success(nil):
                 break
             case .failure(let why):
+                configFileFound = true
                 notes.append("\(configFile) ignored: \(why)")
             }
         }
@@ -188,7 +192,7 @@ public struct VendorLibraryLocations: Sendable {
         var s = "A graph names a vendor library by file name, and agraph loads it only from the vendor-library folders configured outside any graph file: "
         let file = configFile ?? "$XDG_CONFIG_HOME/agraph/\(Self.configFileName)"
         if folders.isEmpty {
-            s += "none is configured (\(Self.environmentVariable) is \(environmentSet ? "empty" : "unset"); \(file) lists none)"
+            s += "none is configured (\(Self.environmentVariable) is \(environmentSet ? "empty" : "unset"); \(file) \(configFileFound ? "lists none" : "does not exist"))"
         } else {
             let listed = folders.map { f -> String in
                 let real = realPath(f.path)

@@ -170,11 +170,16 @@ final class VendorLibraryTests: XCTestCase {
     func testWithNoFoldersConfiguredNothingAGraphNamesIsLoaded() throws {
         unsetenv(VendorLibraryLocations.environmentVariable)
         let message = try refusal(evil)
-        XCTAssertTrue(message.contains("none is configured (AGRAPH_VENDOR_LIBRARY_PATH is unset; \(config)/agraph/vendor-library-path lists none)"), message)
+        XCTAssertTrue(message.contains("none is configured (AGRAPH_VENDOR_LIBRARY_PATH is unset; \(config)/agraph/vendor-library-path does not exist)"), message)
         _ = try refusal("libevil.so")
         // Even the system's libraries: a graph does not choose native code.
         _ = try refusal("libm.so.6")
         _ = try refusal("/lib/x86_64-linux-gnu/libm.so.6")
+        // A config file listing nothing but comments.
+        try FileManager.default.createDirectory(atPath: config + "/agraph", withIntermediateDirectories: true)
+        try "# nothing yet\n".write(toFile: config + "/agraph/vendor-library-path", atomically: true, encoding: .utf8)
+        let empty = try refusal(evil)
+        XCTAssertTrue(empty.contains("vendor-library-path lists none)"), empty)
     }
 
     func testAFileThatIsNotACompleteSharedObjectIsRefusedInTheTrustedFolder() throws {
