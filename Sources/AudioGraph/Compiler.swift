@@ -26,7 +26,7 @@ public final class CompiledGraph: @unchecked Sendable {
     public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
         let (c, p) = try locate(address)
         let name = address.split(separator: "[").first.map(String.init) ?? address
-        if case .choice(let options) = p.type, !(value == value.rounded() && value >= 0 && Int(value) < options.count) {
+        if case .choice(let options) = p.type, !(value == value.rounded() && value >= 0 && value < Double(options.count)) {
             throw ParameterError(description: "\(name) is one of \(options.joined(separator: ", ")) (or its index 0…\(options.count - 1)); got \(value)")
         }
         if let r = p.range, !r.contains(value) {
@@ -186,9 +186,13 @@ public enum GraphCompiler {
                 throw EngineError("cannot write \(tap.path): \(problem)")
             }
             let params = NodeParameters(["path": .string(tap.path)])
+            if let (_, message) = FileSinkType.formatProblem(params, channels: format.channels, sampleRate: graph.sampleRate) {
+                throw EngineError("cannot write \(tap.path): \(message)")
+            }
             let (container, sample) = FileSinkType.settings(params)
+            guard let container else { throw EngineError("cannot write \(tap.path): unknown file format") }
             let sinkNode = try FileSinkNode(path: tap.path, container: container, sampleFormat: sample,
-                                            channels: format.channels, sampleRate: graph.sampleRate,
+                                            channels: format.channels, sampleRate: graph.sampleRate, layout: format.layout,
                                             capacityFrames: Int(graph.sampleRate), inPlace: live)
             steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], outputChannels: nil))
         }

@@ -4,41 +4,56 @@ import GraphFile
 import Glibc
 #endif
 
-/// `file-out`: writes its input to a WAV or FLAC file through libsndfile, off
-/// the audio thread. The header is kept up to date, and the file is closed
-/// properly when rendering ends or is interrupted.
+/// `file-out`: writes its input to a sound file through libsndfile, off the
+/// audio thread: WAV (RF64 past 4 GiB), W64, RF64, AIFF, CAF, FLAC, Ogg
+/// Vorbis, Opus or MP3, chosen by the path's extension or `format`. The
+/// stream's layout is written as the file's channel map.
 public struct FileSinkType: NodeType {
     public init() {}
 
     public let descriptor = NodeDescriptor(
         typeID: "file-out", role: .sink,
-        summary: "Writes its input to a WAV or FLAC file (libsndfile), off the audio thread.",
+        summary: "Writes its input to a sound file (libsndfile: WAV, W64, RF64, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3), off the audio thread.",
         inputs: .single,
         parameters: [
             .init("path", .outputPath, "The file to write; relative to the graph file's folder. Offline, written under a temporary name and renamed into place when complete; live, recorded in place."),
             .init("format", .choice(SoundFile.Container.allCases.map(\.rawValue)), optional: true,
-                  "Container; default from the path's extension (.flac → flac), else wav."),
+                  "Container and codec; default from the path's extension (\(SoundFile.Container.extensions))."),
             .init("sampleFormat", .choice(SoundFile.SampleFormat.allCases.map(\.rawValue)), optional: true,
-                  "Sample format; default float32 for wav, int24 for flac (FLAC holds integers only)."),
+                  "Sample format of PCM containers; default float32, int24 for flac (FLAC holds integers only). Lossy codecs take none."),
             .init("bufferTime", .number, range: 0.01...60, default: .number(1), unit: "s",
                   "How much audio the ring between the audio thread and the writer holds."),
         ],
         domain: .background)
 
-    /// Container and sample format for these parameters.
-    public static func settings(_ p: NodeParameters) -> (SoundFile.Container, SoundFile.SampleFormat) {
-        let path = p.string("path") ?? ""
-        let container = p.string("format").flatMap(SoundFile.Container.init)
-            ?? (path.lowercased().hasSuffix(".flac") ? .flac : .wav)
-        let sample = p.string("sampleFormat").flatMap(SoundFile.SampleFormat.init)
-            ?? (container == .flac ? .int24 : .float32)
+    /// Container and sample format for these parameters: `format`, else the
+    /// path's extension (nil when neither says); `sampleFormat`, else the
+    /// container's default (nil for lossy codecs).
+    public static func settings(_ p: NodeParameters) -> (SoundFile.Container?, SoundFile.SampleFormat?) {
+        let container = p.string("format").flatMap(SoundFile.Container.init(rawValue:))
+            ?? SoundFile.Container(extensionOf: p.string("path") ?? "")
+        let sample = p.string("sampleFormat").flatMap(SoundFile.SampleFormat.init) ?? container?.defaultSampleFormat
         return (container, sample)
     }
 
+    /// Why these parameters cannot be written: an unknown extension without
+    /// `format`, or a combination the container cannot hold. [any thread]
+    public static func formatProblem(_ p: NodeParameters, channels: Int?, sampleRate: Double) -> (parameter: String, message: String)? {
+        let (container, sample) = settings(p)
+        guard let container else {
+            return ("path", "cannot tell the file format from \"\(p.string("path") ?? "")\": use one of the extensions \(SoundFile.Container.extensions), or give \"format\" (\(SoundFile.Container.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let explicitSample = p.string("sampleFormat").flatMap(SoundFile.SampleFormat.init)
+        let problem = container.problem(sample: container.isLossy ? explicitSample : sample, channels: channels ?? 1, sampleRate: sampleRate)
+        guard let problem else { return nil }
+        let parameter = explicitSample != nil && problem.contains("sampleFormat") || problem.contains("samples, not")
+            ? "sampleFormat" : (p.string("format") == nil ? "path" : "format")
+        return (parameter, problem)
+    }
+
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        let (container, sample) = Self.settings(c.parameters)
-        if container == .flac && sample == .float32 {
-            c.error(parameter: "sampleFormat", "FLAC holds integer samples only: use \"int24\" or \"int16\", or \"format\": \"wav\"")
+        if let (parameter, message) = Self.formatProblem(c.parameters, channels: c.input?.channels, sampleRate: c.sampleRate) {
+            c.error(parameter: parameter, message)
         }
         if let path = c.parameters.string("path") {
             let full = c.resolvePath(path)
@@ -50,9 +65,6 @@ public struct FileSinkType: NodeType {
                                                              channels: f.channels, parameter: "bufferTime") {
             c.error(parameter: "bufferTime", problem)
         }
-        if let f = c.input, container == .flac, f.channels > 8 {
-            c.error(parameter: c.parameters.string("format") == nil ? "path" : "format", "FLAC holds at most 8 channels; the stream has \(f.channels): use \"format\": \"wav\"")
-        }
         return nil
     }
 
@@ -61,10 +73,11 @@ public struct FileSinkType: NodeType {
             throw EngineError(nodeID: c.nodeID, "no path or input")
         }
         let (container, sample) = Self.settings(c.parameters)
+        guard let container else { throw EngineError(nodeID: c.nodeID, "no file format for \(path)") }
         let capacity = try FrameTime.frames(seconds: c.parameters.number("bufferTime") ?? 1, sampleRate: c.sampleRate)
         return try FileSinkNode(path: c.resolvePath(path), container: container, sampleFormat: sample,
-                                channels: format.channels, sampleRate: c.sampleRate, capacityFrames: capacity,
-                                inPlace: c.live)
+                                channels: format.channels, sampleRate: c.sampleRate, layout: format.layout,
+                                capacityFrames: capacity, inPlace: c.live)
     }
 }
 
@@ -82,12 +95,13 @@ public final class FileSinkNode: RenderNode {
     /// place when rendering completes; live, it is recorded in place with
     /// its header kept up to date, so that a recording survives a crash.
     /// [main-thread]
-    public init(path: String, container: SoundFile.Container, sampleFormat: SoundFile.SampleFormat,
-                channels: Int, sampleRate: Double, capacityFrames: Int, inPlace: Bool) throws(SoundFileError) {
+    public init(path: String, container: SoundFile.Container, sampleFormat: SoundFile.SampleFormat?,
+                channels: Int, sampleRate: Double, layout: ChannelLayout? = nil,
+                capacityFrames: Int, inPlace: Bool) throws(SoundFileError) {
         let pending = inPlace ? nil : try PendingOutput(finalPath: path)
         do {
             file = try SoundFile(writing: pending?.temporaryPath ?? path, container: container, sampleFormat: sampleFormat,
-                                 channels: channels, sampleRate: sampleRate)
+                                 channels: channels, sampleRate: sampleRate, layout: layout)
         } catch {
             if let pending { unlink(pending.temporaryPath) }
             throw SoundFileError(path: path, message: error.message)

@@ -58,7 +58,7 @@ public struct FileSourceType: NodeType {
         if file.isLengthKnown && file.frames == 0 && c.parameters.boolean("loop") == true {
             c.error(parameter: "loop", "\(path) is empty and cannot loop")
         }
-        return StreamFormat(channels: file.channels, sampleRate: c.sampleRate)
+        return StreamFormat(channels: file.channels, sampleRate: c.sampleRate, layout: file.layout)
     }
 
     public func isEndless(_ p: NodeParameters) -> Bool { p.boolean("loop") == true }

@@ -12,9 +12,6 @@ public struct SoundFileError: Error, Sendable, CustomStringConvertible {
 /// A libsndfile handle. Not thread-safe: one thread at a time (the worker
 /// thread while rendering, the main thread before and after).
 public final class SoundFile: @unchecked Sendable {
-    public enum Container: String, Sendable, CaseIterable { case wav, flac }
-    public enum SampleFormat: String, Sendable, CaseIterable { case float32, int24, int16 }
-
     public let path: String
     public let channels: Int
     public let sampleRate: Double
@@ -32,6 +29,16 @@ public final class SoundFile: @unchecked Sendable {
     public private(set) var position = 0
     /// The container written (writing only).
     public let container: Container?
+    /// What the channels are: read from the file's channel map (or its
+    /// container's standard order), or the layout written.
+    public let layout: ChannelLayout
+    /// How channels move between the file's order and the project's; nil
+    /// when they are the same. Reading: for each stream channel, the file
+    /// channel it comes from. Writing: for each file channel, the stream
+    /// channel it takes. `read` and `write` reorder.
+    let channelOrder: [Int]?
+    /// Interleaved frames reordered for `write`. [owner thread]
+    private var reorderScratch: [Float] = []
     private var handle: OpaquePointer?
 
     /// Opens `path` for reading. A FIFO, device or directory is refused
@@ -60,32 +67,50 @@ public final class SoundFile: @unchecked Sendable {
         frames = isLengthKnown ? Int(info.frames) : 0
         container = nil
         declaredFrames = Self.declaredWAVFrames(path: path, actualFrames: frames, channels: channels)
+        var map = [Int32](repeating: 0, count: max(channels, 1))
+        let mapped = map.withUnsafeMutableBytes { sf_command(h, Int32(SFC_GET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count)) } == SF_TRUE
+        let vorbisOrder = info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_OGG)
+        let positions = mapped && !map.contains(0) ? map
+            : ChannelMap.containerDefault(channels: channels, vorbisOrder: vorbisOrder)
+        if let positions, positions.count == channels {
+            let (found, order) = ChannelMap.layout(ofFile: positions)
+            layout = found
+            channelOrder = order == Array(0..<channels) ? nil : order
+        } else {
+            layout = .default(forChannels: channels)
+            channelOrder = nil
+        }
     }
 
     /// Creates (or truncates) `path` for writing. The header is rewritten
     /// after every write, so the file stays valid if the process dies. WAV
     /// is written as RF64 and downgraded to plain WAV on closing when it
-    /// stayed under 4 GiB, so a long render never wraps its header.
+    /// stayed under 4 GiB, so a long render never wraps its header. The
+    /// layout is written as the file's channel map (a 5.1 WAV gets channel
+    /// mask 0x60F) and channels are put in the container's order.
+    /// - Parameter sampleFormat: nil for lossy codecs (and the container's default).
     /// [main-thread]
-    public init(writing path: String, container: Container, sampleFormat: SampleFormat,
-                channels: Int, sampleRate: Double) throws(SoundFileError) {
+    public init(writing path: String, container: Container, sampleFormat: SampleFormat?,
+                channels: Int, sampleRate: Double, layout: ChannelLayout? = nil) throws(SoundFileError) {
         if path.utf8.contains(0) { throw SoundFileError(path: path, message: "the path contains a NUL character") }
+        let sample = container.isLossy ? nil : sampleFormat ?? container.defaultSampleFormat
+        if let problem = container.problem(sample: sample, channels: channels, sampleRate: sampleRate) {
+            throw SoundFileError(path: path, message: problem)
+        }
         var info = SF_INFO()
         info.channels = Int32(channels)
         info.samplerate = Int32(sampleRate)
-        let major = container == .wav ? SF_FORMAT_RF64 : SF_FORMAT_FLAC
-        let minor: Int32 = switch sampleFormat {
-        case .float32: Int32(SF_FORMAT_FLOAT)
-        case .int24: Int32(SF_FORMAT_PCM_24)
-        case .int16: Int32(SF_FORMAT_PCM_16)
-        }
-        info.format = Int32(major) | minor
-        guard sf_format_check(&info) != 0 else {
-            throw SoundFileError(path: path, message: "\(container) cannot hold \(sampleFormat) samples")
-        }
+        info.format = container.sndfileFormat(sample)
         guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw SoundFileError(path: path, message: Self.lastError(nil))
         }
+        let layout = layout ?? .default(forChannels: channels)
+        let placement = ChannelMap.fileOrder(for: layout, channels: channels, container: container)
+        if var positions = placement?.positions, positions.count > 2, !container.usesVorbisOrder, container != .flac {
+            _ = positions.withUnsafeMutableBytes { sf_command(h, Int32(SFC_SET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count)) }
+        }
+        self.layout = layout
+        channelOrder = placement.flatMap { $0.order == Array(0..<channels) ? nil : $0.order }
         self.path = path
         handle = h
         self.channels = channels
@@ -95,7 +120,9 @@ public final class SoundFile: @unchecked Sendable {
         isLengthKnown = true
         declaredFrames = nil
         if container == .wav { sf_command(h, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE)) }
-        sf_command(h, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
+        // Lossy streams carry no length header to update (and libsndfile's
+        // Ogg writer breaks when asked to).
+        if !container.isLossy { sf_command(h, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE)) }
         sf_command(h, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
     }
 
@@ -111,6 +138,15 @@ public final class SoundFile: @unchecked Sendable {
         guard let h = handle else { return 0 }
         let n = max(Int(sf_readf_float(h, buffer, sf_count_t(count))), 0)
         position += n
+        if let order = channelOrder, n > 0 {
+            // Into the project's channel order, a frame at a time.
+            var frame = [Float](repeating: 0, count: channels)
+            for f in 0..<n {
+                let base = buffer + f * channels
+                for c in 0..<channels { frame[c] = base[order[c]] }
+                for c in 0..<channels { base[c] = frame[c] }
+            }
+        }
         return n
     }
 
@@ -145,7 +181,20 @@ public final class SoundFile: @unchecked Sendable {
     /// Writes `count` interleaved frames. [owner thread]
     public func write(_ buffer: UnsafePointer<Float>, frames count: Int) throws(SoundFileError) {
         guard let h = handle, count > 0 else { return }
-        let n = Int(sf_writef_float(h, buffer, sf_count_t(count)))
+        let n: Int
+        if let order = channelOrder {
+            // Into the file's channel order.
+            if reorderScratch.count < count * channels { reorderScratch = [Float](repeating: 0, count: count * channels) }
+            n = reorderScratch.withUnsafeMutableBufferPointer { out in
+                guard let o = out.baseAddress else { return 0 }
+                for f in 0..<count {
+                    for c in 0..<channels { o[f * channels + c] = buffer[f * channels + order[c]] }
+                }
+                return Int(sf_writef_float(h, o, sf_count_t(count)))
+            }
+        } else {
+            n = Int(sf_writef_float(h, buffer, sf_count_t(count)))
+        }
         frames += max(n, 0)
         if n != count {
             throw SoundFileError(path: path, message: "short write (\(n) of \(count) frames): \(Self.lastError(h))")
