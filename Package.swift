@@ -194,3 +194,17 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: fuzzing (Fuzz/README.md)
+// libFuzzer targets. scripts/fuzz builds them in .build-fuzz with
+// -Xswiftc -DAGRAPH_FUZZ --sanitize=fuzzer --sanitize=address; in the normal
+// build they replay saved inputs instead (`fuzz-json FILE|FOLDER…`).
+package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/Support"))
+for (name, folder, dependencies) in [
+    ("fuzz-json", "json", ["GraphFile"]),
+    ("fuzz-validator", "validator", ["AudioGraph"]),
+    ("fuzz-ac4", "ac4", ["AC4"]),
+    ("fuzz-control-line", "control-line", ["AudioGraph"]),
+] as [(String, String, [Target.Dependency])] {
+    package.targets.append(.executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/\(folder)"))
+}

@@ -123,13 +123,17 @@ struct Run: ParsableCommand {
 extension RunningGraph.ServerMode: ExpressibleByArgument {}
 
 /// The interactive side of `agraph run`: stdin commands and the status line.
+/// Lines are split by `LineSplitter` (64 KiB limit, CRLF accepted) and
+/// parsed by `ControlLine`; the commands run on the `RunningGraph`.
 /// [main-thread]
 final class Console {
     let live: RunningGraph
     let quiet: Bool
     let isTerminal = isatty(STDERR_FILENO) == 1
     var stdinOpen = true
-    var pending = [UInt8]()
+    var lines = LineSplitter()
+    /// One read's worth of stdin, reused.
+    var buffer = [UInt8](repeating: 0, count: 65_536)
     var quitRequested = false
     var lastStatus = 0.0
     var statusShown = false
@@ -147,17 +151,29 @@ final class Console {
         }
         var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
         guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = read(STDIN_FILENO, &buffer, buffer.count)
+        let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
         if n <= 0 {
             stdinOpen = false
+            for line in lines.finish() { handle(line) }
             return
         }
-        pending += buffer[0..<n]
-        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = String(decoding: pending[..<newline], as: UTF8.self)
-            pending.removeSubrange(...newline)
-            execute(line.trimmingCharacters(in: .whitespaces))
+        for line in lines.feed(buffer[0..<n]) {
+            handle(line)
+            if quitRequested { return }
+        }
+    }
+
+    func handle(_ line: LineSplitter.Line) {
+        switch line {
+        case .text(let text):
+            do {
+                if let command = try ControlLine.parse(text) { execute(command) }
+            } catch {
+                fail(error.message)
+            }
+        case .tooLong:
+            fail(line.errorMessage ?? "line too long")
         }
     }
 
@@ -171,40 +187,25 @@ final class Console {
         printError("error: \(text)")
     }
 
-    func execute(_ line: String) {
-        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        guard let command = words.first else { return }
-        switch (command, words.count) {
-        case ("set", 3):
+    func execute(_ command: ControlCommand) {
+        switch command {
+        case .set(let address, let value):
             do {
-                try live.set(words[1], word: words[2])
-                reply("\(words[1]) = \(words[2])")
+                try live.set(address, word: value)
+                reply("\(address) = \(value)")
             } catch { fail("\(error)") }
-        case ("get", 2):
-            do { reply("\(words[1]) = \(ParameterValue.number(try live.value(words[1])))") } catch { fail("\(error)") }
-        case ("seek", 2), ("seek", 3):
-            guard let seconds = Double(words[words.count - 1]), seconds >= 0 else {
-                return fail("seek takes a position in seconds: seek [NODE] SECONDS")
-            }
+        case .get(let address):
+            do { reply("\(address) = \(ParameterValue.number(try live.value(address)))") } catch { fail("\(error)") }
+        case .seek(let node, let seconds):
             do {
-                try live.seek(node: words.count == 3 ? words[1] : nil, seconds: seconds)
-                reply("seek \(words.count == 3 ? words[1] + " " : "")\(seconds) s")
+                try live.seek(node: node, seconds: seconds)
+                reply("seek \(node.map { $0 + " " } ?? "")\(seconds) s")
             } catch { fail("\(error)") }
-        case ("pause", 1): live.pause(); reply("paused")
-        case ("play", 1): live.play(); reply("playing")
-        case ("status", 1): reply(statusText(live.status()))
-        case ("quit", 1), ("exit", 1): quitRequested = true
-        case ("help", _):
-            reply("""
-                set NODE.PARAM VALUE   change a live parameter (e.g. set mix.gains[1] -6; set g.mute true)
-                get NODE.PARAM         show a parameter's value
-                seek [NODE] SECONDS    move a file source (or every seekable source)
-                pause | play           hold the sources and output silence | go on
-                status                 position, peak levels, xruns, underruns, DSP load
-                quit                   stop cleanly (so does Ctrl-C)
-                """)
-        default:
-            fail("unknown command '\(line)'; type 'help'")
+        case .pause: live.pause(); reply("paused")
+        case .play: live.play(); reply("playing")
+        case .status: reply(statusText(live.status()))
+        case .quit: quitRequested = true
+        case .help: reply(ControlLine.help)
         }
     }
 
