@@ -733,13 +733,18 @@ final class LiveJACKTests: XCTestCase {
 
         let server = try TestJACKServer()
         defer { server.stop() }
+        // The graph names the library by file name, found in a trusted
+        // vendor-library folder (docs/security.md).
+        let previous = getenv("AGRAPH_VENDOR_LIBRARY_PATH").map { String(cString: $0) }
+        setenv("AGRAPH_VENDOR_LIBRARY_PATH", build, 1)
+        defer { if let previous { setenv("AGRAPH_VENDOR_LIBRARY_PATH", previous, 1) } else { unsetenv("AGRAPH_VENDOR_LIBRARY_PATH") } }
         let binder = JACKPortBinder()
         let (registry, report) = NodeRegistry.withPlugins(.withJACK(binder))
         XCTAssertNotNil(registry["daa"], "the daa plugin loads; \(report.note)")
         let graph = try GraphValidator(registry: registry).validate(bytes: Array("""
             {"format": "agraph/1", "name": "route", "nodes": [
               {"id": "stream", "type": "ac4", "params": {"path": "\(media)"}},
-              {"id": "dec", "type": "daa", "params": {"library": "\(double)", "endpoint": "auto", "fallbackEndpoint": "speakers"}},
+              {"id": "dec", "type": "daa", "params": {"library": "libTestDoubleDAA.so", "endpoint": "auto", "fallbackEndpoint": "speakers"}},
               {"id": "out", "type": "jack-out", "params": {"headphones": ["*phones*"]}}],
              "links": [{"from": "stream", "to": "dec"}, {"from": "dec", "to": "out"}]}
             """.utf8), file: "route.json", directory: dir.path).get()
