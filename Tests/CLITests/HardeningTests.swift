@@ -323,4 +323,31 @@ final class HardeningTests: XCTestCase {
             XCTAssertNotNil(r.stderr.firstMatch(of: #/g\.json:\d+:\d+: error: /nodes/\d/params/path/#), "line:col and pointer: \(r.stderr)")
         }
     }
+
+    // MARK: 13. foreign code
+
+    /// A graph naming a library outside the vendor-library folders: no
+    /// command loads it (its constructor would leave a marker file).
+    func testAGraphCannotMakeAgraphLoadALibrary() throws {
+        let dir = try TemporaryDirectory()
+        let marker = dir.file("constructor-ran")
+        try write("#include <stdio.h>\n__attribute__((constructor)) static void evil(void) { FILE *f = fopen(\"\(marker)\", \"w\"); if (f) fclose(f); }\n",
+                  to: dir.file("evil.c"))
+        let cc = Process()
+        cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        cc.arguments = ["-shared", "-fPIC", "-o", dir.file("evil.so"), dir.file("evil.c")]
+        try cc.run()
+        cc.waitUntilExit()
+        try XCTSkipUnless(cc.terminationStatus == 0, "no C compiler to build the fixture")
+        for library in [dir.file("evil.so"), "evil.so", "./evil.so"] {
+            try write(#"{"format": "agraph/1", "nodes": [{"id": "s", "type": "ac4", "params": {"path": "x.ac4"}}, {"id": "d", "type": "daa", "params": {"library": "\#(library)"}}, {"id": "n", "type": "null"}], "links": [{"from": "s", "to": "d"}, {"from": "d", "to": "n"}]}"#,
+                      to: dir.file("g.json"))
+            for command in ["validate", "dot", "render"] {
+                let r = try run([command, dir.file("g.json")])
+                XCTAssertEqual(r.status, 1, "\(command) with library \(library): \(r.stderr)")
+                XCTAssertTrue(r.stderr.contains("/nodes/1/params/library"), r.stderr)
+                XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "\(command) ran the library's code")
+            }
+        }
+    }
 }
