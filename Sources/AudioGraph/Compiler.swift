@@ -10,10 +10,14 @@ import Glibc
 public final class CompiledGraph: @unchecked Sendable {
     public let graph: ValidatedGraph
     public let engine: Engine
+    /// What compiling did that the user should hear about (folders created
+    /// for outputs).
+    public let notices: [String]
 
-    init(graph: ValidatedGraph, engine: Engine) {
+    init(graph: ValidatedGraph, engine: Engine, notices: [String] = []) {
         self.graph = graph
         self.engine = engine
+        self.notices = notices
     }
 
     /// A parameter address that did not resolve, or a value out of range.
@@ -148,6 +152,8 @@ public enum GraphCompiler {
     /// - Throws: `EngineError` when a node cannot be created (e.g. a file vanished since validation).
     public static func compile(_ graph: ValidatedGraph, maxFrames: Int, tap: Tap? = nil, live: Bool = false) throws -> CompiledGraph {
         var steps: [Engine.Step] = []
+        var notices: [String]
+        do { notices = try graph.createOutputFolders() } catch { throw EngineError("\(error)") }
         for node in graph.nodes {
             let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
                                           outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
@@ -185,6 +191,11 @@ public enum GraphCompiler {
             if let problem = FileChecks.writableFileProblem(tap.path) {
                 throw EngineError("cannot write \(tap.path): \(problem)")
             }
+            do {
+                if let folder = try FileChecks.createFolders(above: GraphPaths.resolve(tap.path, against: GraphPaths.currentDirectory())) {
+                    notices.append("created the folder \(folder) for \(tap.path)")
+                }
+            } catch { throw EngineError("\(error)") }
             let params = NodeParameters(["path": .string(tap.path)])
             if let (_, message) = FileSinkType.formatProblem(params, channels: format.channels, sampleRate: graph.sampleRate) {
                 throw EngineError("cannot write \(tap.path): \(message)")
@@ -197,6 +208,6 @@ public enum GraphCompiler {
             steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], outputChannels: nil))
         }
         let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames)
-        return CompiledGraph(graph: graph, engine: engine)
+        return CompiledGraph(graph: graph, engine: engine, notices: notices)
     }
 }

@@ -75,14 +75,21 @@ extension SoundFile {
             }
         }
 
+        /// Why this container cannot hold `sample` samples, in words; nil
+        /// when it can (nil `sample`: the codec's own). [any thread]
+        public func sampleProblem(_ sample: SampleFormat?) -> String? {
+            guard let sample, !sampleFormats.contains(sample) else { return nil }
+            if sampleFormats.isEmpty { return "\(rawValue) is a lossy codec: leave out \"sampleFormat\"" }
+            let kinds = sampleFormats.map(\.rawValue).joined(separator: " or ")
+            return self == .flac
+                ? "FLAC holds integer samples only: \(kinds), not \(sample.rawValue) (or \"format\": \"wav\")"
+                : "\(rawValue) holds \(kinds) samples, not \(sample.rawValue)"
+        }
+
         /// Why this container cannot hold `channels` channels of `sample`
         /// at `sampleRate`, in words; nil when it can. [any thread]
         public func problem(sample: SampleFormat?, channels: Int, sampleRate: Double) -> String? {
-            if let sample, !sampleFormats.contains(sample) {
-                return sampleFormats.isEmpty
-                    ? "\(rawValue) is a lossy codec: leave out \"sampleFormat\""
-                    : "\(rawValue) holds \(sampleFormats.map(\.rawValue).joined(separator: " or ")) samples, not \(sample.rawValue)"
-            }
+            if let problem = sampleProblem(sample) { return problem }
             switch self {
             case .flac where channels > 8: return "FLAC holds at most 8 channels; the stream has \(channels): use \"format\": \"wav\""
             case .mp3 where channels > 2: return "MP3 holds at most 2 channels; the stream has \(channels)"

@@ -44,11 +44,11 @@ public struct FileSinkType: NodeType {
             return ("path", "cannot tell the file format from \"\(p.string("path") ?? "")\": use one of the extensions \(SoundFile.Container.extensions), or give \"format\" (\(SoundFile.Container.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         let explicitSample = p.string("sampleFormat").flatMap(SoundFile.SampleFormat.init)
-        let problem = container.problem(sample: container.isLossy ? explicitSample : sample, channels: channels ?? 1, sampleRate: sampleRate)
-        guard let problem else { return nil }
-        let parameter = explicitSample != nil && problem.contains("sampleFormat") || problem.contains("samples, not")
-            ? "sampleFormat" : (p.string("format") == nil ? "path" : "format")
-        return (parameter, problem)
+        if let problem = container.sampleProblem(explicitSample) { return ("sampleFormat", problem) }
+        if let problem = container.problem(sample: container.isLossy ? nil : sample, channels: channels ?? 1, sampleRate: sampleRate) {
+            return (p.string("format") == nil ? "path" : "format", problem)
+        }
+        return nil
     }
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {

@@ -42,8 +42,9 @@ public enum FileChecks {
         return nil
     }
 
-    /// nil when a file could be written at `path` (its folder exists and is
-    /// writable; an existing entry there is a regular file); else why not.
+    /// nil when a file could be written at `path`: an existing entry there
+    /// is a regular file, and its folder exists and is writable, or is
+    /// missing under a writable folder (rendering creates it); else why not.
     public static func writableFileProblem(_ path: String) -> String? {
         if path.utf8.contains(0) { return "the path contains a NUL character" }
         if path.hasSuffix("/") { return "it names a folder, not a file" }
@@ -53,11 +54,31 @@ public enum FileChecks {
             if access(path, W_OK) != 0 { return errorText(errno) }
             return nil
         }
-        let folder = GraphPaths.folder(of: path)
-        if stat(folder, &st) != 0 { return "the folder \(folder) does not exist" }
+        // The nearest folder that exists must be a folder we may write in.
+        var folder = GraphPaths.folder(of: path)
+        while stat(folder, &st) != 0 {
+            guard errno == ENOENT, folder != "/" else { return "the folder \(folder) cannot be read: \(errorText(errno))" }
+            folder = GraphPaths.folder(of: folder)
+        }
         guard st.st_mode & S_IFMT == S_IFDIR else { return "\(folder) is \(describe(mode: st.st_mode)), not a folder" }
         if access(folder, W_OK) != 0 { return "the folder \(folder) is not writable" }
         return nil
+    }
+
+    /// Creates the missing folders above `path` (like `mkdir -p`); returns
+    /// the topmost folder it created, or nil when all existed.
+    public static func createFolders(above path: String) throws(FileCheckError) -> String? {
+        var missing: [String] = []
+        var folder = GraphPaths.folder(of: path)
+        var st = stat()
+        while stat(folder, &st) != 0, folder != "/" {
+            missing.append(folder)
+            folder = GraphPaths.folder(of: folder)
+        }
+        for f in missing.reversed() where mkdir(f, 0o777) != 0 && errno != EEXIST {
+            throw FileCheckError(path: f, reason: "cannot create the folder: \(errorText(errno))")
+        }
+        return missing.last
     }
 
     /// Reads a whole regular file of at most `maximumBytes` bytes. A FIFO,

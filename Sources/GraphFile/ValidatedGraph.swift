@@ -61,6 +61,22 @@ public struct ValidatedGraph: Sendable {
     /// Nodes with no output.
     public var sinks: [Node] { nodes.filter { $0.outputFormat == nil } }
 
+    /// Creates the folders the graph's outputs need (rendering creates what
+    /// validation found missing); returns a line for each folder created.
+    /// [main-thread]
+    public func createOutputFolders() throws(FileCheckError) -> [String] {
+        var made: [String] = []
+        for n in nodes {
+            for p in n.descriptor.parameters where p.type == .outputPath {
+                guard let value = n.parameters.string(p.name) else { continue }
+                if let folder = try FileChecks.createFolders(above: GraphPaths.resolve(value, against: directory)) {
+                    made.append("created the folder \(folder) for '\(n.id)'")
+                }
+            }
+        }
+        return made
+    }
+
     /// Why writing an extra output at `path` (absolute) would destroy
     /// something the graph uses: a file it reads or writes, or the graph
     /// file itself; nil when it would not. [main-thread]

@@ -60,6 +60,7 @@ struct Render: ParsableCommand {
             printError("agraph: \(graph): \(error)")
             throw ExitCode.failure
         }
+        for n in compiled.notices { printError("agraph: \(n)") }
         signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
 
@@ -85,11 +86,21 @@ struct Render: ParsableCommand {
             case .failed: "failed"
             }
             printError("rendered \(result.frames) frames (\(formatFixed(seconds, 3)) s) in \(formatFixed(elapsed, 3)) s, \(formatFixed(speed, 1))x real time; \(why)")
+            if output == nil && !writesFiles(g) {
+                let sinks = g.sinks.map { "'\($0.id)' (\($0.descriptor.typeID))" }.joined(separator: ", ")
+                printError("agraph: nothing was written: the graph's sinks (\(sinks)) keep nothing offline; add -o FILE to record what reaches a sink")
+            }
             if let output, result.finishErrors.isEmpty, result.ending != .interrupted { printError("wrote \(output)") }
         }
         if !result.finishErrors.isEmpty || result.ending == .failed { throw ExitCode.failure }
         if result.ending == .interrupted { throw ExitCode(130) }
     }
+}
+
+/// Whether the graph has a node that writes a file (a parameter of type
+/// `.outputPath`, like `file-out`'s path).
+func writesFiles(_ g: ValidatedGraph) -> Bool {
+    g.nodes.contains { n in n.descriptor.parameters.contains { $0.type == .outputPath && n.parameters.string($0.name) != nil } }
 }
 
 /// A progress bar on a terminal, plain lines otherwise (stderr).

@@ -75,8 +75,11 @@ struct Run: ParsableCommand {
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGPIPE, SIG_IGN)
 
+        for n in live.compiled.notices { printError("agraph: \(n)") }
+        // libjack picks the server: --server-name, else $JACK_DEFAULT_SERVER, else "default".
+        let joined = serverName ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         let where_ = live.server != nil
-            ? "an embedded JACK server (\(driver), \(period) frames)" : "JACK server \(serverName ?? "default")"
+            ? "an embedded JACK server (\(driver), \(period) frames)" : "JACK server '\(joined)'"
         printError("agraph: running '\(g.name)' on \(where_) as client '\(live.client.name)'; ports: "
                    + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
 

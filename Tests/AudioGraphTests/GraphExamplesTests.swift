@@ -57,7 +57,7 @@ final class GraphExamplesTests: XCTestCase {
         "sweep-without-duration.json": .init(pointer: "/nodes/0/params/sweepTime", phrases: ["\"sweepTime\" or \"duration\""], node: "sweep"),
         "sample-rate-mismatch.json": .init(pointer: "/nodes/0/params/path", phrases: ["44100 Hz", "48000 Hz"], node: "player"),
         "file-start-past-end.json": .init(pointer: "/nodes/0/params/start", phrases: ["past the end"], node: "player"),
-        "output-folder-missing.json": .init(pointer: "/nodes/1/params/path", phrases: ["no-such-folder", "does not exist"], node: "out"),
+        "output-folder-is-a-file.json": .init(pointer: "/nodes/1/params/path", phrases: ["tone-1k.flac", "not a folder"], node: "out"),
         "unknown-top-level-key.json": .init(pointer: "/samplerate", phrases: ["unknown key \"samplerate\"", "did you mean \"sampleRate\""]),
         "bad-sample-rate.json": .init(pointer: "/sampleRate", phrases: ["8000 to 384000", "1000"]),
         "invalid-node-id.json": .init(pointer: "/nodes/0/id", phrases: ["only letters, digits"], node: "my tone"),

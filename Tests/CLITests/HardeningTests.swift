@@ -350,4 +350,37 @@ final class HardeningTests: XCTestCase {
             }
         }
     }
+
+    // MARK: issue 8: what a new user tripped on
+
+    /// A graph whose only sink is a JACK port, rendered offline, says that
+    /// nothing was written and suggests -o.
+    func testRenderingAJACKOnlyGraphSaysNothingWasWritten() throws {
+        let dir = try TemporaryDirectory()
+        try write(#"{"format": "agraph/1", "nodes": [{"id": "t", "type": "test-tone", "params": {"duration": 0.1}}, {"id": "out", "type": "jack-out"}], "links": [{"from": "t", "to": "out"}]}"#,
+                  to: dir.file("g.json"))
+        let r = try run(["render", dir.file("g.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("nothing was written"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("-o FILE"), r.stderr)
+        let recorded = try run(["render", dir.file("g.json"), "-o", dir.file("x.wav")])
+        XCTAssertFalse(recorded.stderr.contains("nothing was written"), recorded.stderr)
+    }
+
+    /// Rendering creates an output's missing folders and says so; validate
+    /// and dot accept a folder that rendering would create.
+    func testMissingOutputFoldersAreCreatedWhenRendering() throws {
+        let dir = try TemporaryDirectory()
+        try write(toneGraph(seconds: 0.1, output: "out/deeper/tone.wav"), to: dir.file("g.json"))
+        XCTAssertEqual(try run(["validate", dir.file("g.json")]).status, 0)
+        XCTAssertEqual(try run(["dot", dir.file("g.json")]).status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("out")), "validation creates nothing")
+        let r = try run(["render", dir.file("g.json"), "-o", dir.file("taps/tap.flac")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let base = dir.path.replacingOccurrences(of: "//", with: "/")
+        XCTAssertTrue(r.stderr.contains("created the folder \(base)/out for 'o'"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("created the folder \(base)/taps for"), r.stderr)
+        XCTAssertEqual(try readSoundFile(dir.file("out/deeper/tone.wav")).samples.count, 9600)
+        XCTAssertEqual(try readSoundFile(dir.file("taps/tap.flac")).samples.count, 9600)
+    }
 }
