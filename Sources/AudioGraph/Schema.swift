@@ -25,12 +25,14 @@ public enum GraphSchema {
                 ])),
             ])),
             ("node", .object([
-                ("oneOf", .array(types.map { .object([("$ref", .string("#/$defs/node-\($0.typeID)"))]) })),
+                ("oneOf", .array(types.map { .object([("$ref", .string("#/$defs/node-\($0.typeID)"))]) }
+                                 + [.object([("$ref", .string("#/$defs/node-other-plugin"))])])),
             ])),
         ]
         for d in types {
             defs.append(("node-\(d.typeID)", nodeSchema(d)))
         }
+        defs.append(("node-other-plugin", otherPluginSchema(knownTypes: types.map(\.typeID))))
         return .object([
             ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
             ("title", .string("AudioGraph graph file (\(GraphValidator.formatVersion))")),
@@ -58,6 +60,28 @@ public enum GraphSchema {
                 ])),
             ])),
             ("$defs", .object(defs)),
+        ])
+    }
+
+    /// A node of a plugin type this schema was not generated with: a
+    /// reverse-DNS type id ("com.example.tremolo") and any parameters; the
+    /// plugin's own description (`agraph nodes TYPE`) says which.
+    static func otherPluginSchema(knownTypes: [String]) -> JSONOut {
+        .object([
+            ("type", .string("object")),
+            ("description", .string("A node of a plugin type not known when this schema was generated (a reverse-DNS type id); `agraph nodes TYPE` describes its parameters.")),
+            ("required", .array([.string("id"), .string("type")])),
+            ("additionalProperties", .bool(false)),
+            ("properties", .object([
+                ("id", .object([("$ref", .string("#/$defs/id"))])),
+                ("type", .object([
+                    ("type", .string("string")),
+                    ("pattern", .string("^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)+$")),
+                    ("not", .object([("enum", .array(knownTypes.map { .string($0) }))])),
+                ])),
+                ("description", .object([("type", .string("string"))])),
+                ("params", .object([("type", .string("object"))])),
+            ])),
         ])
     }
 

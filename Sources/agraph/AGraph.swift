@@ -140,10 +140,12 @@ struct Dot: ParsableCommand {
 
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the JSON Schema of the graph format (docs/graph.schema.json).")
+        abstract: "Print the JSON Schema of the graph format, with the plugin node types found (docs/graph.schema.json).")
 
     func run() throws {
-        // The format's own node types; plugins describe theirs in `agraph nodes`.
-        print(GraphSchema.make(registry: .withJACK()).rendered())
+        // Built-in and JACK node types, and those of the plugins found now
+        // (AGRAPH_PLUGIN_PATH, then the build's own); any other plugin type
+        // passes as a generic reverse-DNS node.
+        print(GraphSchema.make(registry: standardRegistry()).rendered())
     }
 }
