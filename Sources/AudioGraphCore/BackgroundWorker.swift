@@ -100,6 +100,7 @@ public final class BackgroundWorker: @unchecked Sendable {
     public var hasFailedJob: Bool { jobs.contains { $0.hasFailed } }
 
     private func loop() {
+        ThreadRole.mark(.worker)
         while !stopping.load(ordering: .acquiring) {
             var worked = false
             for job in jobs where job.service() { worked = true }

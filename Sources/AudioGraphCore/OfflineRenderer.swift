@@ -51,6 +51,10 @@ public struct OfflineRenderer {
         progress: (Int) -> Void = { _ in }
     ) -> Result {
         engine.worker.start()
+        // This thread renders the blocks: it is the audio thread for thread checks.
+        let previousRole = ThreadRole.current
+        ThreadRole.mark(.audio)
+        defer { ThreadRole.mark(previousRole == .main ? nil : previousRole) }
         var done = 0
         var ending = Ending.endOfStream
         while true {

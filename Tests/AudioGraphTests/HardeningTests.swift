@@ -122,3 +122,27 @@ final class HardeningTests: XCTestCase {
         _ = OfflineRenderer(engine: live.engine).run()
     }
 }
+
+/// Threads mark their role; the offline renderer's thread is the audio
+/// thread while it renders, the worker marks itself.
+final class ThreadRoleTests: XCTestCase {
+    func testRolesFollowTheThreads() throws {
+        XCTAssertEqual(ThreadRole.current, .main)
+        final class Probe: RenderNode, BackgroundJob, @unchecked Sendable {
+            var renderRole: ThreadRole?
+            var serviceRole: ThreadRole?
+            func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {}
+            func render(frames: Int) { if renderRole == nil { renderRole = ThreadRole.current } }
+            var backgroundJob: (any BackgroundJob)? { self }
+            func service() -> Bool { if serviceRole == nil { serviceRole = ThreadRole.current }; return false }
+            func isReady(forFrames frames: Int) -> Bool { serviceRole != nil }
+            func finish() throws {}
+        }
+        let probe = Probe()
+        let engine = try Engine(steps: [.init(id: "p", node: probe, inputs: [], outputChannels: nil)], sampleRate: 48000, maxFrames: 64)
+        _ = OfflineRenderer(engine: engine).run(maxFrames: 256)
+        XCTAssertEqual(probe.renderRole, .audio)
+        XCTAssertEqual(probe.serviceRole, .worker)
+        XCTAssertEqual(ThreadRole.current, .main, "the mark is cleared after rendering")
+    }
+}
