@@ -15,7 +15,7 @@ func split(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, cuts: UInt8) -> [Lin
     var step = Int(cuts % 17) + 1
     while start < bytes.count {
         let end = min(start + step, bytes.count)
-        lines += splitter.feed(bytes[start..<end])
+        lines += splitter.feed(buffer: UnsafeBufferPointer(rebasing: bytes[start..<end]))
         start = end
         step = (step * 7 + Int(cuts)) % 23 + 1
     }
@@ -28,7 +28,7 @@ func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
     let input = UnsafeBufferPointer(rebasing: bytes.dropFirst())
     for limit in [16, LineSplitter.defaultLimit] {
         var whole = LineSplitter(limit: limit)
-        let lines = whole.feed(input) + whole.finish()
+        let lines = whole.feed(buffer: input) + whole.finish()
         precondition(lines == split(input, limit: limit, cuts: cuts), "lines depend on the chunks")
         for line in lines {
             switch line {

@@ -4,6 +4,10 @@
 // fuzzed on their own; `agraph run` feeds stdin through them and executes
 // the commands on its `RunningGraph`.
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 // MARK: - Lines
 
 /// Splits a byte stream into lines, however the bytes arrive in chunks.
@@ -62,16 +66,24 @@ public struct LineSplitter: Sendable {
     public var hasPartialLine: Bool { dropping || !pending.isEmpty }
 
     /// Feeds the next bytes; returns the lines they complete, in order.
-    public mutating func feed(_ bytes: some BidirectionalCollection<UInt8>) -> [Line] {
+    public mutating func feed(_ bytes: some Collection<UInt8>) -> [Line] {
+        if let lines = bytes.withContiguousStorageIfAvailable({ feed(buffer: $0) }) { return lines }
+        return Array(bytes).withUnsafeBufferPointer { feed(buffer: $0) }
+    }
+
+    /// Feeds the next bytes; returns the lines they complete, in order.
+    public mutating func feed(buffer bytes: UnsafeBufferPointer<UInt8>) -> [Line] {
         var lines: [Line] = []
-        var start = bytes.startIndex
-        while start != bytes.endIndex {
-            let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
-            let piece = bytes[start..<(newline ?? bytes.endIndex)]
-            take(piece)
+        guard let base = bytes.baseAddress else { return lines }
+        var start = 0
+        while start < bytes.count {
+            // memchr: fast in debug builds too.
+            let newline = memchr(base + start, 0x0A, bytes.count - start)
+                .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+            take(UnsafeBufferPointer(rebasing: bytes[start..<(newline ?? bytes.count)]))
             guard let newline else { break }
             lines.append(endLine())
-            start = bytes.index(after: newline)
+            start = newline + 1
         }
         return lines
     }
@@ -82,7 +94,7 @@ public struct LineSplitter: Sendable {
     }
 
     /// Adds bytes of the current line (no LF among them).
-    private mutating func take(_ piece: some BidirectionalCollection<UInt8>) {
+    private mutating func take(_ piece: UnsafeBufferPointer<UInt8>) {
         guard !piece.isEmpty else { return }
         if !dropping && pending.count + piece.count > limit + 1 {
             // Over the limit even if the last byte turns out to be a CR
