@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.3
 //
 // AudioGraph: a modular audio node graph for Linux, run inside a JACK client
 // or offline. Module map (one role each):

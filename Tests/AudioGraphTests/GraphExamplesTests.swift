@@ -222,12 +222,16 @@ final class GraphExamplesTests: XCTestCase {
 
     // MARK: schema
 
-    func testPublishedSchemaIsUpToDate() throws {
+    /// The published schema holds every built-in type as generated here;
+    /// CLITests.testSchemaMatchesPublishedFile compares the whole file with
+    /// `agraph schema` (which adds the plugin types found).
+    func testPublishedSchemaHasEveryBuiltInType() throws {
         let url = Self.repoRoot.appendingPathComponent("docs/graph.schema.json")
-        let expected = GraphSchema.make(registry: .withJACK()).rendered() + "\n"
-        let published = try? String(contentsOf: url, encoding: .utf8)
-        XCTAssertTrue(published == expected,
-                      "docs/graph.schema.json is missing or out of date; regenerate it with: swift build && .build/debug/agraph schema > docs/graph.schema.json")
+        let published = try String(contentsOf: url, encoding: .utf8)
+        for t in NodeRegistry.withJACK().types.map(\.descriptor) {
+            XCTAssertTrue(published.contains("\"node-\(t.typeID)\"") && published.contains(t.summary),
+                          "docs/graph.schema.json lacks \(t.typeID) as described now; regenerate: .build/debug/agraph schema > docs/graph.schema.json")
+        }
     }
 
     // MARK: all errors

@@ -226,11 +226,11 @@ final class CLITests: XCTestCase {
 
     // MARK: probe and the DAA node
 
-    static var channelCheck: String { repoRoot.deletingLastPathComponent().appendingPathComponent("shared/media/ChannelCheck.ac4").path }
+    static var channelCheck: String { TestMedia.channelCheck }
 
     func testProbeReportsTheFactsOfChannelCheck() throws {
         guard FileManager.default.fileExists(atPath: Self.channelCheck) else {
-            return XCTFail("missing test media \(Self.channelCheck) (see ../shared/media/README.md)")
+            return XCTFail("missing test media \(Self.channelCheck) (see Tests/Media/README.md)")
         }
         let run = try agraph("probe", Self.channelCheck)
         XCTAssertEqual(run.status, 0, run.stderr)
@@ -268,8 +268,8 @@ final class CLITests: XCTestCase {
         // The example graph validates with a library and renders offline
         // (jack-out discards offline; -o records what reaches it).
         let dir = try TemporaryDirectory()
-        XCTAssertEqual(try agraph("validate", "Graphs/ac4-daa-headphones.json").status, 0)
-        let render = try agraph("render", "Graphs/ac4-daa-headphones.json", "--duration", "2", "-o", dir.file("daa.wav"), "--quiet")
+        XCTAssertEqual(try agraph("validate", "Graphs/daa/ac4-daa-headphones.json").status, 0)
+        let render = try agraph("render", "Graphs/daa/ac4-daa-headphones.json", "--duration", "2", "-o", dir.file("daa.wav"), "--quiet")
         XCTAssertEqual(render.status, 0, render.stderr)
         let file = try readSoundFile(dir.file("daa.wav"))
         XCTAssertEqual(file.channels, 2)
@@ -278,7 +278,7 @@ final class CLITests: XCTestCase {
                             "decoded audio (the double's PCM) mixed with the -40 dBFS tone")
 
         unsetenv("DAA_LIBRARY")
-        let without = try agraph("validate", "Graphs/ac4-daa-headphones.json")
+        let without = try agraph("validate", "Graphs/daa/ac4-daa-headphones.json")
         XCTAssertEqual(without.status, 1)
         XCTAssertTrue(without.stderr.contains("DAA_LIBRARY"), without.stderr)
     }
