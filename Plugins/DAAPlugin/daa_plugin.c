@@ -42,16 +42,23 @@
  *   mainAssociatedMix     -32…32, LIVE, default 0 (-32 associated muted,
  *                         32 main muted)
  * `endpoint` and `fallbackEndpoint` are LIVE choices (ABI 1.1: the value
- * is the choice's index). `outputIsHeadphones` (-1…1, LIVE) is the output
- * route, set by the host (agraph run: from the jack-out node's connections
- * and its `headphones` patterns); with endpoint auto it picks the endpoint,
- * as DAAPlay follows route changes; -1 (unknown, e.g. offline) falls back to
- * fallbackEndpoint.
+ * is the choice's index). With endpoint auto, the output route picks the
+ * endpoint, as DAAPlay follows route changes: the host's
+ * `agraph.output-route/1` extension (ABI 1.2), read at create and at
+ * activate, and followed from the next frame when the host says it changed
+ * (agraph run works it out from the jack-out node's connections and its
+ * `headphones` patterns); unknown (offline, or a host before 1.2) falls
+ * back to fallbackEndpoint.
+ *
+ * The library is opened once per process per path (ABI 1.2: the plugin's
+ * init prepares the cache; without init it works the same, lazily): check,
+ * create and the plugin-info details share it; deinit closes them all.
  *
  * ========================================================================
  * How it drives the library (docs/daa-api.md; DAAPlay's behaviour)
  * ========================================================================
- * create:   dlopen(RTLD_NOW|RTLD_LOCAL), dlsym of the eight functions,
+ * first use of a library (check, create or details; cached per path):
+ *           dlopen(RTLD_NOW|RTLD_LOCAL), dlsym of the eight functions,
  *           query_info (versions, kept for messages and `agraph nodes`).
  * activate: query_memory for AC-4 simple transport (type 0), float32 output
  *           (type 7), timescale 48000 → calloc(decoder_size) → open →
@@ -86,6 +93,8 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,13 +347,86 @@ static void unload_library(daa_library *lib) {
     lib->dl = NULL;
 }
 
+/* ---- the libraries opened, once per process per path ---- */
+
+/* Keyed by where the name came from and the name: the `library` parameter's
+ * absolute path (the host resolved it), DAA_LIBRARY's value, or the usual
+ * names. Entries are immutable once added and live until deinit; failures
+ * are not kept (the next call tries again, e.g. after the user fixed it). */
+typedef struct cached_library {
+    struct cached_library *next;
+    char key[PATH_MAX + 8];
+    daa_library lib;
+} cached_library;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cached_library *cache_head;
+static char plugin_file[PATH_MAX];
+
+/* The library for this `library` parameter (may be NULL), loaded on first
+ * use; NULL after writing the reason into `error`. [main-thread] */
+static const daa_library *acquire_library(const char *parameter, char *error, size_t cap) {
+    char key[PATH_MAX + 8];
+    const char *env = getenv("DAA_LIBRARY");
+    if (parameter && parameter[0]) snprintf(key, sizeof key, "param:%s", parameter);
+    else if (env && env[0]) snprintf(key, sizeof key, "env:%s", env);
+    else snprintf(key, sizeof key, "usual:");
+    pthread_mutex_lock(&cache_lock);
+    for (cached_library *c = cache_head; c; c = c->next) {
+        if (strcmp(c->key, key) == 0) {
+            pthread_mutex_unlock(&cache_lock);
+            return &c->lib;
+        }
+    }
+    cached_library *entry = calloc(1, sizeof *entry);
+    if (!entry) {
+        pthread_mutex_unlock(&cache_lock);
+        snprintf(error, cap, "out of memory");
+        return NULL;
+    }
+    if (load_library(&entry->lib, parameter, error, cap)) {
+        pthread_mutex_unlock(&cache_lock);
+        free(entry);
+        return NULL;
+    }
+    snprintf(entry->key, sizeof entry->key, "%s", key);
+    entry->next = cache_head;
+    cache_head = entry;
+    pthread_mutex_unlock(&cache_lock);
+    return &entry->lib;
+}
+
+/* ABI 1.2 init: remembers where the plugin lives (for messages); the
+ * libraries themselves load on first use, so `agraph nodes` pays for one
+ * dlopen (the details), not one per call. [main-thread] */
+static int32_t daa_init(const char *plugin_path, char *error, uint32_t capacity) {
+    (void)error; (void)capacity;
+    snprintf(plugin_file, sizeof plugin_file, "%s", plugin_path ? plugin_path : "");
+    return 1;
+}
+
+/* ABI 1.2 deinit: closes every library opened (after the last instance was
+ * destroyed). [main-thread] */
+static void daa_deinit(void) {
+    pthread_mutex_lock(&cache_lock);
+    cached_library *c = cache_head;
+    cache_head = NULL;
+    pthread_mutex_unlock(&cache_lock);
+    while (c) {
+        cached_library *next = c->next;
+        unload_library(&c->lib);
+        free(c);
+        c = next;
+    }
+}
+
 /* ======================================================================
  * Node type description
  * ====================================================================== */
 
 enum {
     P_LIBRARY, P_ENDPOINT, P_FALLBACK_ENDPOINT, P_VIRTUALIZER, P_DIALOGUE_ENHANCEMENT,
-    P_OUTPUT_REFERENCE_LEVEL, P_PRESENTATION, P_MAIN_ASSOCIATED_MIX, P_OUTPUT_IS_HEADPHONES, P_COUNT
+    P_OUTPUT_REFERENCE_LEVEL, P_PRESENTATION, P_MAIN_ASSOCIATED_MIX, P_COUNT
 };
 enum { ENDPOINT_HEADPHONES, ENDPOINT_SPEAKERS, ENDPOINT_AUTO };
 
@@ -373,10 +455,6 @@ static const agraph_param_t daa_params[P_COUNT] = {
       NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -1, 510, -1, NULL, NULL, 0, 0 },
     { "mainAssociatedMix", "Main/associated mixing: -32 associated muted, 0 neutral, 32 main muted.",
       NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -32, 32, 0, NULL, NULL, 0, 0 },
-    { "outputIsHeadphones", "The output route, set by the host: 1 headphones, 0 speakers, -1 unknown "
-                            "(then fallbackEndpoint). With endpoint auto it decides the endpoint; agraph run "
-                            "sets it from the jack-out node's connections (its headphones patterns).",
-      NULL, AGRAPH_PARAM_INTEGER, LIVE_RANGE, -1, 1, -1, NULL, NULL, 0, 0 },
 };
 
 static const agraph_port_t daa_input = { "in", AGRAPH_CHANNELS_FIXED, 0, 0, 0 };
@@ -387,7 +465,13 @@ static const agraph_port_t daa_output = { "out", AGRAPH_CHANNELS_FIXED, 2, 0, 0 
  * ====================================================================== */
 
 typedef struct daa_node {
-    daa_library lib;
+    const daa_library *lib;   /* shared, from the cache */
+    /* ABI 1.2 host extensions (NULL from an older host) */
+    const agraph_host_t *host;
+    const agraph_host_output_route_t *route_host;
+    const agraph_host_log_t *log;
+    _Atomic uint32_t route;   /* the latest route the host told (any thread) */
+    uint32_t applied_route;   /* the route the endpoint was set for (worker) */
     char library_text[PATH_MAX + 200];
     double sample_rate;
     int values[P_COUNT];   /* current values (library: unused) */
@@ -424,14 +508,14 @@ typedef struct daa_node {
     char last_error[AGRAPH_ERROR_CAPACITY];
 } daa_node;
 
-static int endpoint_value(const int *values) {
+/* The DAA endpoint for these values and output route (AGRAPH_ROUTE_*). */
+static int endpoint_value(const int *values, uint32_t route) {
     int e = values[P_ENDPOINT];
     if (e == ENDPOINT_AUTO) {
         /* Like DAAPlay's route-change handling: the output decides when known. */
-        if (values[P_OUTPUT_IS_HEADPHONES] >= 0)
-            e = values[P_OUTPUT_IS_HEADPHONES] ? ENDPOINT_HEADPHONES : ENDPOINT_SPEAKERS;
-        else
-            e = values[P_FALLBACK_ENDPOINT] == 1 ? ENDPOINT_SPEAKERS : ENDPOINT_HEADPHONES;
+        if (route == AGRAPH_ROUTE_HEADPHONES) e = ENDPOINT_HEADPHONES;
+        else if (route == AGRAPH_ROUTE_SPEAKERS) e = ENDPOINT_SPEAKERS;
+        else e = values[P_FALLBACK_ENDPOINT] == 1 ? ENDPOINT_SPEAKERS : ENDPOINT_HEADPHONES;
     }
     return e == ENDPOINT_SPEAKERS ? DAA_ENDPOINT_SPEAKERS : DAA_ENDPOINT_HEADPHONES;
 }
@@ -452,8 +536,8 @@ static const char *library_parameter(const agraph_create_info_t *info) {
 static int apply_parameter(daa_node *n, int index) {
     int id, value;
     switch (index) {
-    case P_ENDPOINT: case P_FALLBACK_ENDPOINT: case P_OUTPUT_IS_HEADPHONES:
-        id = DAA_PARAM_ENDPOINT; value = endpoint_value(n->values); break;
+    case P_ENDPOINT: case P_FALLBACK_ENDPOINT:
+        id = DAA_PARAM_ENDPOINT; value = endpoint_value(n->values, n->applied_route); break;
     case P_VIRTUALIZER: id = DAA_PARAM_VIRTUALIZER; value = n->values[index] ? 1 : 0; break;
     case P_DIALOGUE_ENHANCEMENT: id = DAA_PARAM_DIALOGUE_ENHANCEMENT; value = n->values[index]; break;
     case P_OUTPUT_REFERENCE_LEVEL: id = DAA_PARAM_OUTPUT_REFERENCE_LEVEL; value = n->values[index]; break;
@@ -464,7 +548,7 @@ static int apply_parameter(daa_node *n, int index) {
     case P_MAIN_ASSOCIATED_MIX: id = DAA_PARAM_MAIN_ASSOCIATED_MIX; value = n->values[index]; break;
     default: return 0;
     }
-    int rc = n->lib.setparam(n->memory, id, &value, (int)sizeof value);
+    int rc = n->lib->setparam(n->memory, id, &value, (int)sizeof value);
     if (rc)
         snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (dlb_decode_setparam id %d = %d, %s)", rc,
                  daa_error_text(rc), id, value, daa_params[index].name);
@@ -476,7 +560,13 @@ static const int parameter_order[] = { P_DIALOGUE_ENHANCEMENT, P_OUTPUT_REFERENC
                                        P_MAIN_ASSOCIATED_MIX, P_ENDPOINT, P_VIRTUALIZER };
 
 static int apply_dirty(daa_node *n) {
-    unsigned endpoint_bits = (1u << P_ENDPOINT) | (1u << P_FALLBACK_ENDPOINT) | (1u << P_OUTPUT_IS_HEADPHONES);
+    /* A route change told on the main thread applies from this frame. */
+    uint32_t route = atomic_load_explicit(&n->route, memory_order_relaxed);
+    if (route != n->applied_route) {
+        n->applied_route = route;
+        if (n->values[P_ENDPOINT] == ENDPOINT_AUTO) n->dirty |= 1u << P_ENDPOINT;
+    }
+    unsigned endpoint_bits = (1u << P_ENDPOINT) | (1u << P_FALLBACK_ENDPOINT);
     if (n->dirty & endpoint_bits) n->dirty = (n->dirty & ~endpoint_bits) | (1u << P_ENDPOINT);
     for (size_t i = 0; i < sizeof parameter_order / sizeof parameter_order[0]; i++) {
         int p = parameter_order[i];
@@ -505,10 +595,10 @@ static void reset_timing(daa_node *n) {
 /* Opens the decoder in `memory` (zeroed here) and sets every parameter. */
 static int open_decoder(daa_node *n) {
     memset(n->memory, 0, n->memory_size);
-    int rc = n->lib.open(&daa_config, n->memory);
+    int rc = n->lib->open(&daa_config, n->memory);
     if (rc) {
         snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (dlb_decode_open, AC-4 sync frames, float32, "
-                 "48000 Hz, library '%s')", rc, daa_error_text(rc), n->lib.path);
+                 "48000 Hz, library '%s')", rc, daa_error_text(rc), n->lib->path);
         return rc;
     }
     n->opened = 1;
@@ -520,7 +610,7 @@ static int open_decoder(daa_node *n) {
 }
 
 static void close_decoder(daa_node *n) {
-    if (n->opened) n->lib.close(n->memory);
+    if (n->opened) n->lib->close(n->memory);
     n->opened = 0;
 }
 
@@ -539,7 +629,7 @@ static int run_process(daa_node *n, uint64_t *limit) {
     io.pcm_output_buf = &buffer;
     io.delay_samples_num = UINT_MAX;   /* sentinels: "not reported" */
     io.output_timestamp = LLONG_MIN;
-    int rc = n->lib.process(n->memory, &io);
+    int rc = n->lib->process(n->memory, &io);
     if (rc) { set_error(n, "dlb_decode_process", rc); return status_for(rc); }
     uint32_t count = io.output_samples_num;
     if (count > n->out_capacity) {
@@ -565,6 +655,9 @@ static int run_process(daa_node *n, uint64_t *limit) {
         } else {
             delay = DAA_LATENCY_ESTIMATE;
             n->latency_source = "estimate (the library reports neither output_timestamp nor delay_samples_num)";
+            if (n->log && n->log->log) /* decode runs on the worker thread: log may allocate */
+                n->log->log(n->host, AGRAPH_LOG_WARNING, "the DAA library reports neither output_timestamp nor "
+                            "delay_samples_num: its delay is taken as DAAPlay's estimate, 3168 samples");
         }
         if (delay < 0) delay = 0;
         n->latency = (uint32_t)delay;
@@ -602,7 +695,7 @@ static int feed(daa_node *n, const uint8_t *frame, uint32_t size, long long time
     while (offset < size) {
         unsigned int consumed = 0;
         int complete = 0;
-        int rc = n->lib.addbytes(n->memory, (const char *)frame + offset, size - offset, timestamp, &consumed, &complete);
+        int rc = n->lib->addbytes(n->memory, (const char *)frame + offset, size - offset, timestamp, &consumed, &complete);
         if (rc) { set_error(n, "dlb_decode_addbytes", rc); return status_for(rc); }
         if (consumed > size - offset) consumed = size - offset;
         offset += consumed;
@@ -771,19 +864,25 @@ static int32_t daa_check(const agraph_create_info_t *info, char *error, uint32_t
         snprintf(error, capacity, "the DAA decoder outputs 48000 Hz; this graph runs at %.0f Hz", info->sample_rate);
         return 0;
     }
-    daa_library lib;
-    if (load_library(&lib, library_parameter(info), error, capacity)) return 0;
-    unload_library(&lib);
-    return 1;
+    return acquire_library(library_parameter(info), error, capacity) ? 1 : 0;
 }
 
 static agraph_instance_t *daa_create(const agraph_create_info_t *info, char *error, uint32_t capacity) {
     daa_node *n = calloc(1, sizeof *n);
     if (!n) { snprintf(error, capacity, "out of memory"); return NULL; }
-    if (load_library(&n->lib, library_parameter(info), error, capacity)) { free(n); return NULL; }
+    n->lib = acquire_library(library_parameter(info), error, capacity);
+    if (!n->lib) { free(n); return NULL; }
     read_values(info, n->values);
+    if (info->host_abi_minor >= 2 && info->host && info->host->get_extension) {
+        n->host = info->host;
+        n->route_host = info->host->get_extension(info->host, AGRAPH_HOST_EXT_OUTPUT_ROUTE);
+        n->log = info->host->get_extension(info->host, AGRAPH_HOST_EXT_LOG);
+    }
+    uint32_t route = n->route_host && n->route_host->get ? n->route_host->get(n->host) : AGRAPH_ROUTE_UNKNOWN;
+    atomic_store(&n->route, route);
+    n->applied_route = route;
     n->sample_rate = info->sample_rate > 0 ? info->sample_rate : DAA_SAMPLE_RATE;
-    snprintf(n->library_text, sizeof n->library_text, "%s: %s", n->lib.path, n->lib.versions);
+    snprintf(n->library_text, sizeof n->library_text, "%s: %s", n->lib->path, n->lib->versions);
     n->latency_source = "not measured yet";
     return (agraph_instance_t *)n;
 }
@@ -811,15 +910,19 @@ static int32_t daa_activate(agraph_instance_t *instance, double sample_rate, uin
         return 0;
     }
     n->sample_rate = sample_rate;
+    /* The route is known by now: read it again (the host may have learnt it
+     * after create). */
+    if (n->route_host && n->route_host->get) atomic_store(&n->route, n->route_host->get(n->host));
+    n->applied_route = atomic_load(&n->route);
     daa_query_mem_out mem = { 0, 0 };
-    int rc = n->lib.query_memory(&daa_config, &mem);
+    int rc = n->lib->query_memory(&daa_config, &mem);
     if (rc) {
         snprintf(error, capacity, "DAA error %d: %s (dlb_decode_query_memory, AC-4 sync frames, float32, 48000 Hz, "
-                 "library '%s')", rc, daa_error_text(rc), n->lib.path);
+                 "library '%s')", rc, daa_error_text(rc), n->lib->path);
         return 0;
     }
     if (mem.decoder_size == 0) {
-        snprintf(error, capacity, "the DAA library '%s' asks for 0 bytes of decoder memory", n->lib.path);
+        snprintf(error, capacity, "the DAA library '%s' asks for 0 bytes of decoder memory", n->lib->path);
         return 0;
     }
     /* output_buffer_size: taken as an upper bound of the samples per channel
@@ -876,13 +979,22 @@ static void daa_deactivate(agraph_instance_t *instance) {
 static void daa_destroy(agraph_instance_t *instance) {
     daa_node *n = (daa_node *)instance;
     if (n->memory) daa_deactivate(instance);
-    unload_library(&n->lib);
-    free(n);
+    free(n); /* the library stays open for the next instance (deinit closes it) */
 }
+
+/* ---- output route (ABI 1.2): told on the main thread, applied by decode ---- */
+
+static void route_changed(agraph_instance_t *instance, uint32_t route) {
+    daa_node *n = (daa_node *)instance;
+    atomic_store_explicit(&n->route, route, memory_order_relaxed);
+}
+
+static const agraph_output_route_ext_t route_ext = { route_changed };
 
 static const void *daa_get_extension(const agraph_instance_t *instance, const char *id) {
     (void)instance;
     if (!id) return NULL;
+    if (strcmp(id, AGRAPH_EXT_OUTPUT_ROUTE) == 0) return &route_ext;
     if (strcmp(id, AGRAPH_EXT_DECODER) == 0) return &decoder_ext;
     if (strcmp(id, DAA_EXT_DIAGNOSTICS) == 0) return &diagnostics_ext;
     return NULL;
@@ -891,7 +1003,10 @@ static const void *daa_get_extension(const agraph_instance_t *instance, const ch
 static const char *daa_output_layout(const agraph_create_info_t *info) {
     int values[P_COUNT];
     read_values(info, values);
-    return (values[P_VIRTUALIZER] && endpoint_value(values) == DAA_ENDPOINT_HEADPHONES) ? "binaural" : "stereo";
+    /* The layout is decided at validation, before any route is known: with
+     * endpoint auto it follows fallbackEndpoint. */
+    return (values[P_VIRTUALIZER] && endpoint_value(values, AGRAPH_ROUTE_UNKNOWN) == DAA_ENDPOINT_HEADPHONES)
+               ? "binaural" : "stereo";
 }
 
 static const agraph_node_type_t daa_type = {
@@ -926,14 +1041,12 @@ static const agraph_node_type_t daa_type = {
 static char details_text[PATH_MAX + 700];
 
 static const char *plugin_details(void) {
-    daa_library lib;
     char error[AGRAPH_ERROR_CAPACITY];
-    if (load_library(&lib, NULL, error, sizeof error)) {
+    const daa_library *lib = acquire_library(NULL, error, sizeof error);
+    if (!lib)
         snprintf(details_text, sizeof details_text, "DAA library: none (%s)", error);
-    } else {
-        snprintf(details_text, sizeof details_text, "DAA library: %s\n%s", lib.path, lib.versions);
-        unload_library(&lib);
-    }
+    else
+        snprintf(details_text, sizeof details_text, "DAA library: %s\n%s", lib->path, lib->versions);
     return details_text;
 }
 
@@ -955,6 +1068,8 @@ static const agraph_plugin_t daa_plugin = {
     0,
     daa_types,
     plugin_get_extension,
+    daa_init,
+    daa_deinit,
 };
 
 const agraph_plugin_t *agraph_plugin_entry(void) { return &daa_plugin; }

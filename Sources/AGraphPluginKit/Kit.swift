@@ -18,7 +18,18 @@
 // `agraph_plugin.h` (allocated once, never freed: they must live as long as
 // the library) and supplies the C function pointers (trampolines) that
 // forward each ABI call to the Swift instance.
+//
+// Parity with the header (ABI 1.2): node types (realtime and, through
+// `PluginDecoder`, worker-domain decoders with AGRAPH_EXT_DECODER), live
+// number/boolean/choice parameters, `outputLayout` (ABI 1.1
+// output_layout), plugin-wide details (AGRAPH_EXT_PLUGIN_INFO) and
+// `init`/`deinit`, the plugin side of agraph.output-route/1
+// (`outputRouteChanged`), and the host extensions through `PluginHost`
+// (log, log_rt, output route, latency changed, thread check). Not yet:
+// several audio ports per node (being designed; ABI 1.x has at most one
+// input and one output), decoder `configure` (agraph does not call it).
 @_exported import CAGraphPlugin
+import Synchronization
 
 // MARK: - Static description
 
@@ -60,12 +71,13 @@ public struct PluginParameter: Sendable {
                         defaultString: nil, unit: nil, live: live, optional: false, required: false, summary: summary)
     }
 
-    /// One of `options`; the default is given by name.
-    public static func choice(_ name: String, _ options: [String], default value: String,
+    /// One of `options`; the default is given by name. A live choice
+    /// (ABI 1.1) reaches `setParameter` as the index of the choice.
+    public static func choice(_ name: String, _ options: [String], default value: String, live: Bool = false,
                               _ summary: String) -> PluginParameter {
         PluginParameter(name: name, type: .choice(options), range: nil,
                         defaultNumber: Double(options.firstIndex(of: value) ?? 0),
-                        defaultString: nil, unit: nil, live: false, optional: false, required: false, summary: summary)
+                        defaultString: nil, unit: nil, live: live, optional: false, required: false, summary: summary)
     }
 
     /// Text; `default: nil` makes it required.
@@ -126,8 +138,12 @@ public struct PluginNodeDescription: Sendable {
 // MARK: - Instances
 
 /// What a node learns when it is created (or checked): its parameter
-/// values and channel counts. [main-thread]
+/// values and channel counts, and its host. [main-thread]
 public struct PluginNodeSetup {
+    /// The node's host table (ABI 1.2): keep it in `init` to log, read the
+    /// output route, report latency changes, check threads. In `check` and
+    /// `outputLayout` it is valid only during the call.
+    public let host: PluginHost
     public let nodeID: String
     public let sampleRate: Double
     public let inputChannels: Int
@@ -172,6 +188,78 @@ public struct PluginBlock {
     }
 }
 
+// MARK: - The host (ABI 1.2 host extensions)
+
+/// Severity of a message (`agraph_log_severity_t`).
+public enum PluginLogSeverity: Int32, Sendable {
+    case debug = 0, info = 1, warning = 2, error = 3
+}
+
+/// What a node's output reaches (`agraph_output_route_t`).
+public enum PluginOutputRoute: UInt32, Sendable {
+    case unknown = 0, headphones = 1, speakers = 2
+}
+
+/// The node's view of its host: the host table handed to `create`, with
+/// the host extensions looked up once. Every member is a no-op (or
+/// "unknown") when the host lacks the extension (hosts before ABI 1.2).
+public struct PluginHost: @unchecked Sendable {
+    // @unchecked: pointers to the host's immutable tables, valid while the node lives.
+    public let table: UnsafePointer<agraph_host_t>?
+    let logExt: UnsafePointer<agraph_host_log_t>?
+    let routeExt: UnsafePointer<agraph_host_output_route_t>?
+    let latencyExt: UnsafePointer<agraph_host_latency_t>?
+    let threadExt: UnsafePointer<agraph_host_thread_check_t>?
+
+    init(_ info: UnsafePointer<agraph_create_info_t>) {
+        let t: UnsafePointer<agraph_host_t>? = info.pointee.host_abi_minor >= 2 ? info.pointee.host : nil
+        table = t
+        func ext<T>(_ id: String, _: T.Type) -> UnsafePointer<T>? {
+            guard let t, let get = t.pointee.get_extension, let raw = get(t, id) else { return nil }
+            return raw.assumingMemoryBound(to: T.self)
+        }
+        logExt = ext(AGRAPH_HOST_EXT_LOG, agraph_host_log_t.self)
+        routeExt = ext(AGRAPH_HOST_EXT_OUTPUT_ROUTE, agraph_host_output_route_t.self)
+        latencyExt = ext(AGRAPH_HOST_EXT_LATENCY, agraph_host_latency_t.self)
+        threadExt = ext(AGRAPH_HOST_EXT_THREAD_CHECK, agraph_host_thread_check_t.self)
+    }
+
+    /// Whether the host gave a table (ABI 1.2 or later).
+    public var isPresent: Bool { table != nil }
+
+    /// A message for the user, printed by the host with the node's id.
+    /// [main-thread | worker-thread]: may allocate.
+    public func log(_ severity: PluginLogSeverity, _ message: String) {
+        guard let f = logExt?.pointee.log else { return }
+        message.withCString { f(table, severity.rawValue, $0) }
+    }
+
+    /// The audio thread's log: queued by the host, no allocation.
+    /// [audio-thread]
+    public func logRealtime(_ severity: PluginLogSeverity, _ message: StaticString) {
+        guard let f = logExt?.pointee.log_rt, message.hasPointerRepresentation else { return }
+        // A string literal's bytes are NUL-terminated in the binary.
+        message.utf8Start.withMemoryRebound(to: CChar.self, capacity: message.utf8CodeUnitCount + 1) {
+            f(table, severity.rawValue, $0)
+        }
+    }
+
+    /// The output route now. [any thread, realtime-safe]
+    public var outputRoute: PluginOutputRoute {
+        guard let f = routeExt?.pointee.get else { return .unknown }
+        return PluginOutputRoute(rawValue: f(table)) ?? .unknown
+    }
+
+    /// Tells the host that `latency` / `decoderLatency` changed.
+    /// [main-thread & active]
+    public func latencyChanged() { latencyExt?.pointee.changed?(table) }
+
+    /// Which thread this is; nil when the host cannot tell. [any thread, realtime-safe]
+    public var isMainThread: Bool? { threadExt?.pointee.is_main_thread.map { $0(table) != 0 } }
+    public var isAudioThread: Bool? { threadExt?.pointee.is_audio_thread.map { $0(table) != 0 } }
+    public var isWorkerThread: Bool? { threadExt?.pointee.is_worker_thread.map { $0(table) != 0 } }
+}
+
 /// A node type written in Swift: its static description and its instance.
 ///
 /// Threading follows `agraph_plugin.h`: `init`, `check`, `activate`,
@@ -206,14 +294,80 @@ public protocol PluginNode: AnyObject {
 
     /// Frees what `activate` allocated. [main-thread & active]
     func deactivate()
+
+    /// The output's layout tag for these parameters ("mono", "stereo",
+    /// "binaural", "5.1", "7.1", "discrete"), or nil for the usual layout
+    /// of the channel count. [main-thread]
+    static func outputLayout(_ setup: PluginNodeSetup) -> String?
+
+    /// The output route changed (agraph.output-route/1). May arrive while
+    /// `process`/`decode` runs on another thread: store it atomically and
+    /// apply it from the next call. [main-thread]
+    func outputRouteChanged(_ route: PluginOutputRoute)
 }
 
 extension PluginNode {
     public static func check(_ setup: PluginNodeSetup) -> String? { nil }
+    public static func outputLayout(_ setup: PluginNodeSetup) -> String? { nil }
+    public func outputRouteChanged(_ route: PluginOutputRoute) {}
     public func activate(sampleRate: Double, maxFrames: Int) throws {}
     public func setParameter(_ index: Int, value: Double) {}
     public var latency: Int { 0 }
     public func deactivate() {}
+}
+
+// MARK: - Decoders
+
+/// The PCM buffers a decoder writes into: `channels` host buffers of
+/// `capacity` frames. Valid only during `decode`. [worker-thread]
+public struct PluginPCM {
+    public let pointers: UnsafePointer<UnsafeMutablePointer<Float>?>
+    public let channels: Int
+    public let capacity: Int
+    /// Channel `c`'s buffer (nil when the host gave none for it).
+    @inlinable public func channel(_ c: Int) -> UnsafeMutablePointer<Float>? { pointers[c] }
+}
+
+/// What a `decode` call produced (`agraph_decode_status_t`).
+public enum PluginDecodeResult {
+    /// `frames` frames written to every channel (0 while priming; at the
+    /// end of the stream, 0 means drained).
+    case ok(frames: Int)
+    /// The frame is corrupt: the host counts it, plays silence, goes on.
+    case badFrame(String)
+    /// The node cannot go on: the host stops it with this message.
+    case fatal(String)
+}
+
+/// A decoder node (AGRAPH_DOMAIN_WORKER with AGRAPH_EXT_DECODER): it turns
+/// compressed frames into PCM on the host's worker thread; `process` is
+/// never called (nor exported). Timing contract as in the header: after
+/// activate and after each flush the first PCM frame written is sample 0 of
+/// the first frame fed; a decoder with a delay drops it itself and gives
+/// the held-back tail when drained (`decode(nil, …)`).
+public protocol PluginDecoder: PluginNode {
+    /// The codec of the frames its input takes, e.g. "ac4-sync". [any thread]
+    static var inputCodec: String { get }
+
+    /// Largest number of PCM frames one decode writes. [main-thread & active]
+    var maxFramesPerDecode: Int { get }
+
+    /// Decodes one frame (nil at the end of the stream: write what is held
+    /// back). `timestamp`: the frame's first sample, -1 when unknown.
+    /// [worker-thread & active]
+    func decode(_ frame: UnsafeRawBufferPointer?, timestamp: Int, into pcm: PluginPCM) -> PluginDecodeResult
+
+    /// Drops all state before frames from another position. [worker-thread & active]
+    func flush()
+
+    /// How far the PCM lags the timestamps (0 when the decoder trims its
+    /// own delay). [main-thread & active]
+    var decoderLatency: Int { get }
+}
+
+extension PluginDecoder {
+    public func process(_ block: PluginBlock) {}
+    public var decoderLatency: Int { 0 }
 }
 
 // MARK: - Export
@@ -230,14 +384,25 @@ public struct PluginExport: @unchecked Sendable {
 
     /// - Parameters:
     ///   - name, vendor, version: the plugin's own (not the ABI's), shown by `agraph nodes`.
-    ///   - nodes: the node types, each a `PluginNode` class.
+    ///   - nodes: the node types, each a `PluginNode` class (a `PluginDecoder` for a decoder).
+    ///   - details: AGRAPH_EXT_PLUGIN_INFO's text (`agraph nodes TYPE`), e.g. the
+    ///     external library found. [main-thread]
+    ///   - initialize: the library-wide init (ABI 1.2), given the plugin's path;
+    ///     throwing refuses the library with the error's text. [main-thread]
+    ///   - deinitialize: the library-wide deinit (ABI 1.2). [main-thread]
+    /// One `PluginExport` per library: the closures are kept by the kit.
     /// [main-thread]
-    public init(name: String, vendor: String, version: String, nodes: [any PluginNode.Type]) {
-        descriptor = Self.makeDescriptor(name: name, vendor: vendor, version: version, nodes: nodes)
+    public init(name: String, vendor: String, version: String, nodes: [any PluginNode.Type],
+                details: (@Sendable () -> String)? = nil,
+                initialize: (@Sendable (String) throws -> Void)? = nil,
+                deinitialize: (@Sendable () -> Void)? = nil) {
+        pluginHooks.withLock { $0 = PluginHooks(details: details, initialize: initialize, deinitialize: deinitialize) }
+        descriptor = Self.makeDescriptor(name: name, vendor: vendor, version: version, nodes: nodes,
+                                         hasDetails: details != nil)
     }
 
     static func makeDescriptor(name: String, vendor: String, version: String,
-                               nodes: [any PluginNode.Type]) -> UnsafePointer<agraph_plugin_t> {
+                               nodes: [any PluginNode.Type], hasDetails: Bool) -> UnsafePointer<agraph_plugin_t> {
         let types = UnsafeMutablePointer<UnsafePointer<agraph_node_type_t>?>.allocate(capacity: max(nodes.count, 1))
         for (i, node) in nodes.enumerated() { types[i] = UnsafePointer(makeNodeType(node)) }
         let p = UnsafeMutablePointer<agraph_plugin_t>.allocate(capacity: 1)
@@ -245,7 +410,8 @@ public struct PluginExport: @unchecked Sendable {
             abi: agraph_abi_version_t(major: UInt32(AGRAPH_PLUGIN_ABI_MAJOR), minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR)),
             name: keep(name), vendor: keep(vendor), version: keep(version),
             node_type_count: UInt32(nodes.count), reserved0: 0,
-            node_types: UnsafePointer(types), get_extension: nil))
+            node_types: UnsafePointer(types), get_extension: hasDetails ? pluginGetExtension : nil,
+            init: pluginInitTrampoline, deinit: pluginDeinitTrampoline))
         return UnsafePointer(p)
     }
 
@@ -294,6 +460,7 @@ public struct PluginExport: @unchecked Sendable {
 
     static func makeNodeType(_ node: any PluginNode.Type) -> UnsafeMutablePointer<agraph_node_type_t> {
         let d = node.description
+        let decoder = node as? any PluginDecoder.Type
         func array<T>(_ items: [T]) -> UnsafePointer<T>? {
             guard !items.isEmpty else { return nil }
             let p = UnsafeMutablePointer<T>.allocate(capacity: items.count)
@@ -307,16 +474,18 @@ public struct PluginExport: @unchecked Sendable {
         let t = UnsafeMutablePointer<agraph_node_type_t>.allocate(capacity: 1)
         t.initialize(to: agraph_node_type_t(
             type_id: keep(d.typeID), summary: keep(d.summary),
-            domain: AGRAPH_DOMAIN_REALTIME.rawValue, flags: d.endless ? UInt32(AGRAPH_NODE_ENDLESS) : 0,
+            domain: decoder == nil ? AGRAPH_DOMAIN_REALTIME.rawValue : AGRAPH_DOMAIN_WORKER.rawValue,
+            flags: d.endless ? UInt32(AGRAPH_NODE_ENDLESS) : 0,
             input_count: UInt32(inputs.count), output_count: UInt32(outputs.count),
             inputs: array(inputs), outputs: array(outputs),
             param_count: UInt32(params.count), reserved0: 0, params: array(params),
             plugin_data: box,
             check: checkTrampoline, create: createTrampoline, activate: activateTrampoline,
-            process: processTrampoline,
+            process: decoder == nil ? processTrampoline : nil,
             set_parameter: d.parameters.contains(where: \.live) ? setParameterTrampoline : nil,
             latency: latencyTrampoline, deactivate: deactivateTrampoline, destroy: destroyTrampoline,
-            get_extension: nil, input_codec: nil, output_layout: nil))
+            get_extension: instanceGetExtension, input_codec: keep(decoder?.inputCodec),
+            output_layout: outputLayoutTrampoline))
         return t
     }
 }
@@ -332,8 +501,125 @@ final class TypeBox {
 /// An instance as the host sees it (`agraph_instance_t *`).
 final class InstanceBox {
     let node: any PluginNode
-    init(_ node: any PluginNode) { self.node = node }
+    /// The same node as a decoder, cast once (not on the audio thread).
+    let decoder: (any PluginDecoder)?
+    /// Output channels (the decoder's PCM buffers).
+    var channels = 0
+    /// `last_error`'s text (AGRAPH_ERROR_CAPACITY bytes).
+    let lastError: UnsafeMutablePointer<CChar>
+    init(_ node: any PluginNode) {
+        self.node = node
+        decoder = node as? any PluginDecoder
+        lastError = .allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
+        lastError.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+    }
+    deinit { lastError.deallocate() }
 }
+
+/// The plugin-wide closures of the one `PluginExport` of this library.
+struct PluginHooks: Sendable {
+    var details: (@Sendable () -> String)?
+    var initialize: (@Sendable (String) throws -> Void)?
+    var deinitialize: (@Sendable () -> Void)?
+}
+
+let pluginHooks = Mutex<PluginHooks>(PluginHooks())
+
+/// The details text, kept until the next call (as the ABI allows).
+nonisolated(unsafe) var detailsText: UnsafeMutablePointer<CChar>?
+
+let pluginGetExtension: @convention(c) (UnsafePointer<CChar>?) -> UnsafeRawPointer? = { id in
+    guard let id, String(cString: id) == AGRAPH_EXT_PLUGIN_INFO else { return nil }
+    return UnsafeRawPointer(pluginInfoExtension)
+}
+
+nonisolated(unsafe) let pluginInfoExtension: UnsafeMutablePointer<agraph_plugin_info_ext_t> = {
+    let p = UnsafeMutablePointer<agraph_plugin_info_ext_t>.allocate(capacity: 1)
+    p.initialize(to: agraph_plugin_info_ext_t(details: {
+        let text = pluginHooks.withLock { $0.details }?() ?? ""
+        free(detailsText)
+        detailsText = strdup(text)
+        return UnsafePointer(detailsText)
+    }))
+    return p
+}()
+
+let pluginInitTrampoline: @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UInt32) -> Int32 = { path, error, capacity in
+    guard let initialize = pluginHooks.withLock({ $0.initialize }) else { return 1 }
+    do {
+        try initialize(path.map { String(cString: $0) } ?? "")
+        return 1
+    } catch let e {
+        writeError("\(e)", error, capacity)
+        return 0
+    }
+}
+
+let pluginDeinitTrampoline: @convention(c) () -> Void = {
+    pluginHooks.withLock { $0.deinitialize }?()
+}
+
+/// Layout names as static C strings (the ABI wants a static result).
+let layoutNames = Mutex<[String: UnsafePointer<CChar>]>([:])
+
+let outputLayoutTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?) -> UnsafePointer<CChar>? = { info in
+    let (type, s) = setup(info!)
+    guard let name = type.outputLayout(s) else { return nil }
+    return layoutNames.withLock { names in
+        if let p = names[name] { return p }
+        let p = PluginExport.keep(name)
+        names[name] = p
+        return p
+    }
+}
+
+/// The instance extensions the kit implements: the decoder (for a
+/// `PluginDecoder`) and the plugin side of the output route.
+let instanceGetExtension: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> UnsafeRawPointer? = { p, id in
+    guard let id else { return nil }
+    let name = String(cString: id)
+    if name == AGRAPH_EXT_OUTPUT_ROUTE { return UnsafeRawPointer(routeExtension) }
+    if name == AGRAPH_EXT_DECODER, instance(p).decoder != nil { return UnsafeRawPointer(decoderExtension) }
+    return nil
+}
+
+nonisolated(unsafe) let routeExtension: UnsafeMutablePointer<agraph_output_route_ext_t> = {
+    let e = UnsafeMutablePointer<agraph_output_route_ext_t>.allocate(capacity: 1)
+    e.initialize(to: agraph_output_route_ext_t(changed: { p, route in
+        instance(p).node.outputRouteChanged(PluginOutputRoute(rawValue: route) ?? .unknown)
+    }))
+    return e
+}()
+
+nonisolated(unsafe) let decoderExtension: UnsafeMutablePointer<agraph_decoder_ext_t> = {
+    let e = UnsafeMutablePointer<agraph_decoder_ext_t>.allocate(capacity: 1)
+    e.initialize(to: agraph_decoder_ext_t(
+        configure: nil,
+        max_frames_per_decode: { p in UInt32(clamping: instance(p).decoder?.maxFramesPerDecode ?? 0) },
+        decode: { p, frame, size, timestamp, pcm, capacity, written in
+            let box = instance(p)
+            written?.pointee = 0
+            box.lastError[0] = 0
+            guard let decoder = box.decoder, let pcm else { return Int32(AGRAPH_DECODE_FATAL.rawValue) }
+            let bytes = frame.map { UnsafeRawBufferPointer(start: $0, count: Int(size)) }
+            let view = PluginPCM(pointers: pcm, channels: box.channels, capacity: Int(capacity))
+            switch decoder.decode(size == 0 ? nil : bytes, timestamp: Int(timestamp), into: view) {
+            case .ok(let frames):
+                written?.pointee = UInt32(clamping: min(max(frames, 0), Int(capacity)))
+                return Int32(AGRAPH_DECODE_OK.rawValue)
+            case .badFrame(let why):
+                writeError(why, box.lastError, UInt32(AGRAPH_ERROR_CAPACITY))
+                return Int32(AGRAPH_DECODE_BAD_FRAME.rawValue)
+            case .fatal(let why):
+                writeError(why, box.lastError, UInt32(AGRAPH_ERROR_CAPACITY))
+                return Int32(AGRAPH_DECODE_FATAL.rawValue)
+            }
+        },
+        flush: { p in instance(p).decoder?.flush() },
+        decoder_latency: { p in UInt32(clamping: instance(p).decoder?.decoderLatency ?? 0) },
+        last_error: { p in UnsafePointer(instance(p).lastError) }))
+    return e
+}()
 
 @inline(__always)
 func instance(_ p: OpaquePointer?) -> InstanceBox {
@@ -359,7 +645,7 @@ func setup(_ info: UnsafePointer<agraph_create_info_t>) -> (any PluginNode.Type,
         numbers[params[k].name] = v.number
         if let s = v.string { strings[params[k].name] = String(cString: s) }
     }
-    let s = PluginNodeSetup(nodeID: i.node_id.map { String(cString: $0) } ?? "", sampleRate: i.sample_rate,
+    let s = PluginNodeSetup(host: PluginHost(info), nodeID: i.node_id.map { String(cString: $0) } ?? "", sampleRate: i.sample_rate,
                             inputChannels: Int(i.input_channels), outputChannels: Int(i.output_channels),
                             numbers: numbers, strings: strings)
     return (type, s)
@@ -378,7 +664,9 @@ let createTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?, Unsa
     let (type, s) = setup(info!)
     do {
         let node = try type.init(s)
-        return OpaquePointer(Unmanaged.passRetained(InstanceBox(node)).toOpaque())
+        let box = InstanceBox(node)
+        box.channels = s.outputChannels
+        return OpaquePointer(Unmanaged.passRetained(box).toOpaque())
     } catch {
         writeError("\(error)", errorOut, capacity)
         return nil
@@ -404,7 +692,8 @@ let setParameterTrampoline: @convention(c) (OpaquePointer?, UInt32, Double) -> V
 }
 
 let latencyTrampoline: @convention(c) (OpaquePointer?) -> UInt32 = { p in
-    UInt32(clamping: instance(p).node.latency)
+    let box = instance(p)
+    return UInt32(clamping: box.decoder != nil ? 0 : box.node.latency)
 }
 
 let deactivateTrampoline: @convention(c) (OpaquePointer?) -> Void = { p in

@@ -13,9 +13,12 @@ import Glibc
 /// parameter changes, seeking (flush, restart at the independent frame at
 /// or before the target, discard up to the exact sample) and draining at
 /// the end of the stream.
-final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting {
+final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, OutputRouteAware, LatencyChangeNotifying {
     let type: UnsafePointer<agraph_node_type_t>
     let instance: OpaquePointer
+    /// The node's host table (ABI 1.2); outlives the instance.
+    let host: PluginHost
+    let routeExt: agraph_output_route_ext_t?
     let ext: agraph_decoder_ext_t
     let typeID: String
     let nodeID: String
@@ -29,9 +32,11 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting {
 
     /// [main-thread]
     init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String,
-         source: any CompressedFrameSource, channels: Int) throws {
+         source: any CompressedFrameSource, channels: Int, host: PluginHost) throws {
         self.type = type
         self.instance = instance
+        self.host = host
+        routeExt = routeExtension(type, instance)
         self.typeID = typeID
         self.nodeID = nodeID
         self.channels = channels
@@ -111,6 +116,19 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting {
     }
 
     var lengthFrames: Int? { nil }
+
+    /// Tells the host table, then the plugin (which applies it from the
+    /// next frame decoded). [main-thread]
+    func outputRouteChanged(_ route: OutputRoute) {
+        host.outputRoute = route
+        routeExt?.changed?(instance, PluginHost.code(route))
+    }
+
+    /// Called when the plugin reports a latency change. [main-thread]
+    var onLatencyChange: (() -> Void)? {
+        get { host.onLatencyChange }
+        set { host.onLatencyChange = newValue }
+    }
 
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 

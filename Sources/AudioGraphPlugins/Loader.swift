@@ -34,7 +34,9 @@ import Glibc
 #endif
 
 /// A plugin library that loaded.
-public struct LoadedPlugin: Sendable {
+public struct LoadedPlugin: @unchecked Sendable {
+    // @unchecked: `descriptor` points to the plugin's immutable tables, which
+    // live until exit.
     public var path: String
     public var name: String
     public var vendor: String
@@ -46,6 +48,21 @@ public struct LoadedPlugin: Sendable {
     /// The plugin's own details (AGRAPH_EXT_PLUGIN_INFO), e.g. the external
     /// library it found and its versions.
     public var details: String? = nil
+    /// The descriptor (for `deinit`, ABI 1.2).
+    public var descriptor: UnsafePointer<agraph_plugin_t>? = nil
+    /// Whether the plugin's `init` (ABI 1.2) ran and succeeded.
+    public var initialized = false
+
+    /// Calls the plugin's `deinit` (ABI 1.2) when its `init` ran: only once
+    /// every instance is destroyed, and only by a host that is done with the
+    /// library (`agraph check-plugin`). Returns whether it was called.
+    /// [main-thread]
+    @discardableResult
+    public func callDeinit() -> Bool {
+        guard initialized, let descriptor, let deinitFn = descriptor.pointee.`deinit` else { return false }
+        deinitFn()
+        return true
+    }
 }
 
 /// A library or node type that could not be used, and why.
@@ -145,12 +162,27 @@ public struct PluginCatalog: Sendable {
             return
         }
         let p = plugin.pointee
+        // ABI 1.2: library-wide init, before anything else of the plugin.
+        var initialized = false
+        if abi.minor >= 2, let initFn = p.`init` {
+            var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+            let ok = path.withCString { initFn($0, &error, UInt32(error.count)) }
+            error[error.count - 1] = 0
+            guard ok != 0 else {
+                let why = truncatedString(error)
+                failures.append(PluginLoadFailure(path: path, reason: "its init failed: \(why.isEmpty ? "no reason given" : why)"))
+                return
+            }
+            initialized = true
+        }
         var loaded: LoadedPlugin
         do {
             loaded = LoadedPlugin(path: path, name: try boundedString(p.name, "the plugin's name") ?? "?",
                                   vendor: try boundedString(p.vendor, "the plugin's vendor") ?? "?",
                                   version: try boundedString(p.version, "the plugin's version") ?? "?",
                                   abiMajor: Int(abi.major), abiMinor: Int(abi.minor), typeIDs: [])
+            loaded.descriptor = plugin
+            loaded.initialized = initialized
             guard p.node_type_count <= UInt32(PluginLimits.nodeTypes) else {
                 throw PluginError("the descriptor claims \(p.node_type_count) node types; at most \(PluginLimits.nodeTypes) are read")
             }
@@ -454,7 +486,8 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         }
         if let outputLayout, let channels = output?.channels {
             let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels,
-                                       outputChannels: channels, sampleRate: c.sampleRate) { info, _ in
+                                       outputChannels: channels, sampleRate: c.sampleRate,
+                                       host: PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)) { info, _ in
                 outputLayout(info).map { truncatedString($0, limit: 64) }
             }.result
             if let name = named {
@@ -467,7 +500,8 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         }
         if let check = type.pointee.check {
             let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels,
-                                    outputChannels: output?.channels ?? 0, sampleRate: c.sampleRate) { info, error in
+                                    outputChannels: output?.channels ?? 0, sampleRate: c.sampleRate,
+                                    host: PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)) { info, error in
                 check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
             }
             if ok.result == 0 {
@@ -487,8 +521,9 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         guard let create = type.pointee.create else {
             throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID) (\(descriptor.origin)): the plugin has no create function")
         }
+        let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)
         let made = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
-                                  outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate) { info, error in
+                                  outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate, host: host) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
         guard let instance = made.result else {
@@ -500,15 +535,16 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
                 throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID): its input is not a source of compressed frames")
             }
             return try PluginDecoderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID,
-                                         source: source, channels: c.outputFormat?.channels ?? 2)
+                                         source: source, channels: c.outputFormat?.channels ?? 2, host: host)
         }
-        return PluginRenderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID)
+        return PluginRenderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID, host: host)
     }
 
     /// Calls `body` with the C view of a node's parameters (valid during the
-    /// call only) and an error buffer; returns its result and the message.
-    func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int,
-                           sampleRate: Double,
+    /// call only), with `host` as its host table (ABI 1.2), and an error
+    /// buffer; returns its result and the message.
+    public func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int,
+                           sampleRate: Double, host: PluginHost,
                            _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
         var strings: [UnsafeMutablePointer<CChar>] = []
         defer { strings.forEach { free($0) } }
@@ -535,8 +571,10 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         let result = values.withUnsafeBufferPointer { buf in
             var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
                                             value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
-                                            output_channels: UInt32(outputChannels), reserved0: 0, sample_rate: sampleRate)
-            return withUnsafePointer(to: &info) { body($0, error) }
+                                            output_channels: UInt32(outputChannels),
+                                            host_abi_minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR), sample_rate: sampleRate,
+                                            host: UnsafePointer(host.table))
+            return withExtendedLifetime(host) { withUnsafePointer(to: &info) { body($0, error) } }
         }
         error[Int(AGRAPH_ERROR_CAPACITY) - 1] = 0
         return (result, String(cString: error))
@@ -547,9 +585,14 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
 
 /// One plugin instance in an engine: activate in `prepare`, process in
 /// `render` through the C function pointer, with the process block and the
-/// channel pointer arrays allocated once in `prepare`.
-final class PluginRenderNode: RenderNode {
+/// channel pointer arrays allocated once in `prepare`. Its host table
+/// (`host`) carries the output route and latency changes (ABI 1.2).
+final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifying {
     let instance: OpaquePointer
+    /// The node's host table; outlives the instance (destroyed in deinit first).
+    let host: PluginHost
+    /// The instance's `agraph.output-route/1` side, if it has one.
+    let routeExt: agraph_output_route_ext_t?
     let typeID: String
     let nodeID: String
     let activateFn: @convention(c) (OpaquePointer?, Double, UInt32, UnsafeMutablePointer<CChar>?, UInt32) -> Int32
@@ -567,9 +610,11 @@ final class PluginRenderNode: RenderNode {
     var inputPointers: UnsafeMutablePointer<UnsafePointer<Float>?>?
     var outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
 
-    init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String) {
+    init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String, host: PluginHost) {
         let t = type.pointee
         self.instance = instance
+        self.host = host
+        routeExt = routeExtension(type, instance)
         self.typeID = typeID
         self.nodeID = nodeID
         activateFn = t.activate!
@@ -664,6 +709,18 @@ final class PluginRenderNode: RenderNode {
         return Int(latencyFn(instance))
     }
 
+    /// Tells the host table, then the plugin. [main-thread]
+    func outputRouteChanged(_ route: OutputRoute) {
+        host.outputRoute = route
+        routeExt?.changed?(instance, PluginHost.code(route))
+    }
+
+    /// Called when the plugin reports a latency change. [main-thread]
+    var onLatencyChange: (() -> Void)? {
+        get { host.onLatencyChange }
+        set { host.onLatencyChange = newValue }
+    }
+
     func freeBuffers() {
         block?.deallocate(); block = nil
         inputPointers?.deallocate(); inputPointers = nil
@@ -698,6 +755,13 @@ func truncatedString(_ p: UnsafePointer<CChar>, limit: Int = PluginLimits.string
     let n = strnlen(p, limit + 1)
     let s = String(decoding: UnsafeRawBufferPointer(start: p, count: min(n, limit)), as: UTF8.self)
     return n > limit ? s + "…" : s
+}
+
+/// The `agraph.output-route/1` side of an instance, if it offers one. [main-thread]
+func routeExtension(_ type: UnsafePointer<agraph_node_type_t>, _ instance: OpaquePointer) -> agraph_output_route_ext_t? {
+    guard let raw = type.pointee.get_extension?(instance, AGRAPH_EXT_OUTPUT_ROUTE) else { return nil }
+    let ext = raw.assumingMemoryBound(to: agraph_output_route_ext_t.self).pointee
+    return ext.changed == nil ? nil : ext
 }
 
 /// The folder of the running executable (for tests: the test runner's,

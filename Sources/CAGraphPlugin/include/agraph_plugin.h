@@ -20,8 +20,17 @@
  * without creating anything (like a LADSPA/PipeWire descriptor). Instances
  * are created only when a validated graph is compiled:
  *
- *     create ──▶ activate ──▶ { process | set_parameter }* ──▶ deactivate ──▶ destroy
- *       [main]     [main]          [audio]   [audio]              [main]        [main]
+ *     init? ─▶ create ──▶ activate ──▶ { process | set_parameter }* ──▶ deactivate ──▶ destroy
+ *     [main]   [main]     [main]          [audio]   [audio]              [main]        [main]
+ *
+ * (A decoder, AGRAPH_DOMAIN_WORKER, has no `process`: its `decode` and
+ * `set_parameter` run on the worker thread instead; see AGRAPH_EXT_DECODER.)
+ *
+ * Since 1.2 the host hands every call that gets an `agraph_create_info_t`
+ * its host table (`agraph_host_t`, the CLAP `clap_host_t` way): the
+ * plugin asks it for host extensions (log, output route, latency, thread
+ * check) by id. `init`/`deinit` in the descriptor let a plugin set up what
+ * it shares between instances once per process.
  *
  * ------------------------------------------------------------------------
  * Threads and states (used in every function's comment, the CLAP way)
@@ -34,13 +43,18 @@
  *                 must not allocate, free, lock, wait, sleep, log, print or
  *                 do I/O, and must finish in bounded time.
  * [worker-thread] The host's non-realtime helper thread (file reading,
- *                 decoding). May allocate; must not block for long.
+ *                 decoding: a decoder's `decode`, `flush` and
+ *                 `set_parameter`). May allocate; must not block for long.
  * [any-thread]    Thread-safe and realtime-safe.
  *
  * States of an instance: `!active` after create and after deactivate;
  * `active` between activate and deactivate. [audio-thread] calls happen
  * only while active, one at a time, never concurrently with any other call
- * on the same instance. Different instances are independent: the host may
+ * on the same instance, with one exception: the [main-thread] notification
+ * of 1.2 (`agraph_output_route_ext_t.changed`) may arrive while the instance
+ * processes on another thread; it only stores what it is told (atomically)
+ * for the next process or decode call to apply. A plugin can ask which
+ * thread it is on through the host extension AGRAPH_HOST_EXT_THREAD_CHECK. Different instances are independent: the host may
  * call them from different threads at the same time.
  *
  * ------------------------------------------------------------------------
@@ -66,13 +80,21 @@
  * - New fields, new function pointers, new enum values and new extensions
  *   bump AGRAPH_PLUGIN_ABI_MINOR. New fields are only ever appended at the
  *   end of a struct; nothing is reordered, resized or removed within a
- *   major version. A field appended in minor N is read by the host only
- *   when the plugin's `abi.minor >= N` (older plugins' structs end before
- *   it). A plugin built against a newer minor than the host is accepted: the
- *   host ignores the fields it does not know.
- * - Optional features live in extensions looked up by id string
- *   (`get_extension`). An extension's struct is frozen once published; a
- *   changed extension gets a new id (".../2").
+ *   major version.
+ * - Plugin structs (descriptor, node type): a field appended in minor N is
+ *   read by the host only when the plugin's `abi.minor >= N` (older
+ *   plugins' structs end before it). A plugin built against a newer minor
+ *   than the host is accepted: the host ignores the fields it does not know.
+ * - Host structs (`agraph_create_info_t`): the other way round. The host
+ *   states its minor in `agraph_create_info_t.host_abi_minor`; a plugin
+ *   reads a field appended in minor N only when `host_abi_minor >= N`
+ *   (hosts before 1.2 wrote 0 there, when the field was still reserved).
+ * - Extensions, the plugin's and the host's alike, are looked up by id
+ *   string (`get_extension`). THE RULE: an extension's struct is frozen
+ *   once published, in every minor version: it is never appended to. A
+ *   changed extension is a new struct under a new id (".../2"), and a
+ *   plugin or host may offer both ids. (Extensions are not versioned by
+ *   abi.minor.)
  *
  * ------------------------------------------------------------------------
  * Audio format
@@ -261,6 +283,8 @@ struct agraph_node_type;
 
 /** What `create` (and `check`) learn about the node. Owned by the host,
  *  valid only during the call. */
+struct agraph_host;
+
 typedef struct agraph_create_info {
     /** The node type being instantiated (one of the plugin's own). */
     const struct agraph_node_type *type;
@@ -274,9 +298,24 @@ typedef struct agraph_create_info {
     uint32_t input_channels;
     /** Channels of the output port, by the port's rule (0 for a sink). */
     uint32_t output_channels;
-    uint32_t reserved0;
+    /** (1.2; reserved before, and 0 in every host of 1.0 and 1.1) The
+     *  host's AGRAPH_PLUGIN_ABI_MINOR. This is how a plugin knows which
+     *  fields below exist: a field appended in minor N is there only when
+     *  `host_abi_minor >= N`. */
+    uint32_t host_abi_minor;
     /** The graph's sample rate in Hz (also passed to activate). */
     double sample_rate;
+
+    /* ---- ABI 1.2: read only when host_abi_minor >= 2 ---- */
+
+    /** The host table for this node (never NULL from a 1.2 host): host
+     *  extensions by id. In `create` it belongs to the new instance: it stays
+     *  valid until `destroy` returns, and the plugin may keep the pointer
+     *  (unlike the rest of `info`). In `check` and `output_layout` it is
+     *  valid only during the call. */
+    const struct agraph_host *host;
+
+    /* Fields appended in later minor versions go here. */
 } agraph_create_info_t;
 
 /** One block for `process`. Owned by the host, which allocates it once at
@@ -386,9 +425,12 @@ typedef struct agraph_node_type {
 
     /** Changes a LIVE parameter; takes effect from the next process call
      *  (smooth it if a jump would click). `index` is into `params`; `value`
-     *  is already range-checked (booleans 0/1). Called between process
-     *  calls, never during one. May be NULL when no parameter is LIVE.
-     *  [audio-thread & active] */
+     *  is already range-checked (booleans 0/1, choices their index). Called
+     *  between process calls, never during one. May be NULL when no
+     *  parameter is LIVE.
+     *  [audio-thread & active] for AGRAPH_DOMAIN_REALTIME types;
+     *  [worker-thread & active] for AGRAPH_DOMAIN_WORKER types (decoders:
+     *  between two decode calls, applying from the next frame decoded). */
     void (*set_parameter)(agraph_instance_t *instance, uint32_t index, double value);
 
     /** Frames by which the output lags the input (lookahead, FFT blocks,
@@ -461,6 +503,32 @@ typedef struct agraph_plugin {
      *  [main-thread] */
     const void *(*get_extension)(const char *id);
 
+    /* ---- ABI 1.2: read only from plugins whose abi.minor >= 2 ---- */
+
+    /** Optional (may be NULL): library-wide set-up, for what all instances
+     *  share (an external library opened once, tables computed once).
+     *  Called once per process, right after the host checked `abi`, before
+     *  any other function or field of the plugin is used (node types,
+     *  `get_extension`). `plugin_path` is the library's absolute path
+     *  (valid during the call). Returns 1 when fine; 0 after writing a
+     *  reason into `error` (NUL-terminated, at most `error_capacity`
+     *  bytes): the host then refuses the library with the reason and calls
+     *  nothing else of it (not deinit either). Keep it quick: every command
+     *  that loads plugins (`agraph nodes` too) calls it; defer slow work to
+     *  first use.
+     *  [main-thread] */
+    int32_t (*init)(const char *plugin_path, char *error, uint32_t error_capacity);
+
+    /** Optional (may be NULL): undoes init, after every instance was
+     *  destroyed, only after a successful init. agraph calls it only when it
+     *  is done with the library for good, which `agraph run`, `render`,
+     *  `validate`, `nodes` and the other graph commands never are: they
+     *  end with the process and never call deinit (do not rely on it to
+     *  save anything). `agraph check-plugin` calls it once at the end, to
+     *  check it.
+     *  [main-thread] */
+    void (*deinit)(void);
+
     /* Fields appended in later minor versions go here. */
 } agraph_plugin_t;
 
@@ -473,7 +541,7 @@ typedef const agraph_plugin_t *(*agraph_plugin_entry_fn)(void);
 const agraph_plugin_t *agraph_plugin_entry(void);
 
 /* ======================================================================
- * Extension: decoder (AGRAPH_EXT_DECODER) — designed, not yet hosted
+ * Extension: decoder (AGRAPH_EXT_DECODER), per instance
  * ====================================================================== */
 
 /*
@@ -511,8 +579,11 @@ const agraph_plugin_t *agraph_plugin_entry(void);
  * target sample.
  *
  * The input port of a decoder type is declared as for audio (input_count =
- * 1) and names its codec in `input_codec` (ABI 1.1). agraph 1.0 hosts do
- * not know the extension and report WORKER-domain types as unavailable.
+ * 1) and names its codec in `input_codec` (ABI 1.1). Hosted since ABI 1.1
+ * (the `ac4` source feeds it; the `daa` plugin is one); agraph 1.0 hosts
+ * do not know the extension and report WORKER-domain types as unavailable.
+ * agraph does not call `configure` yet (its sources carry no out-of-band
+ * configuration).
  */
 #define AGRAPH_EXT_DECODER "agraph.decoder/1"
 
@@ -588,6 +659,144 @@ typedef struct agraph_decoder_ext {
 typedef struct agraph_plugin_info_ext {
     const char *(*details)(void);
 } agraph_plugin_info_ext_t;
+
+/* ======================================================================
+ * The host side (ABI 1.2): the host table and host extensions
+ * ====================================================================== */
+
+/*
+ * Every `create` (and `check`, `output_layout`) gets a host table in
+ * `agraph_create_info_t.host` when `host_abi_minor >= 2`. One table per
+ * node: what the plugin tells it (a message, a latency change) is about
+ * that node. The plugin looks host extensions up by id, ideally once in
+ * create, and keeps the pointers: they stay valid as long as the table.
+ * Host extension structs follow the extension rule above: frozen, a change
+ * gets a new id. A host may lack any of them (get_extension returns NULL).
+ *
+ *   plugin ─ info->host->get_extension(info->host, AGRAPH_HOST_EXT_LOG) ─▶ agraph_host_log_t
+ */
+
+/** The host table. Owned by the host; see `agraph_create_info_t.host` for
+ *  how long it is valid. */
+typedef struct agraph_host {
+    /** The host's ABI version. */
+    agraph_abi_version_t abi;
+    /** The host's own; the plugin never reads or writes it. */
+    void *host_data;
+    /** The host's name and version ("agraph", "0.1.0"), never NULL. */
+    const char *name;
+    const char *version;
+    /** A host extension by id (AGRAPH_HOST_EXT_*), or NULL when the host
+     *  does not offer it. Realtime-safe (no allocation or lock), though
+     *  meant for create. The struct returned stays valid as long as
+     *  the host table.
+     *  [any-thread] */
+    const void *(*get_extension)(const struct agraph_host *host, const char *id);
+} agraph_host_t;
+
+/* ---------------------------------------------------------------------- */
+
+/** Messages from the plugin to the user, printed by the host prefixed with
+ *  the node id and type ("node 'dec' (daa): warning: …"). */
+#define AGRAPH_HOST_EXT_LOG "agraph.log/1"
+
+/** Severity of a message. Append-only. */
+typedef enum agraph_log_severity {
+    AGRAPH_LOG_DEBUG = 0,
+    AGRAPH_LOG_INFO = 1,
+    AGRAPH_LOG_WARNING = 2,
+    AGRAPH_LOG_ERROR = 3
+} agraph_log_severity_t;
+
+/** Longest message `log_rt` keeps, in bytes including the NUL (longer
+ *  ones are cut). */
+#define AGRAPH_LOG_RT_CAPACITY 240
+
+typedef struct agraph_host_log {
+    /** Reports a message (UTF-8, NUL-terminated, valid during the call).
+     *  May allocate and lock: never from the audio thread.
+     *  [main-thread | worker-thread] */
+    void (*log)(const agraph_host_t *host, int32_t severity, const char *message);
+
+    /** The audio thread's variant: copies the message into a preallocated,
+     *  lock-free queue of this node and returns; no allocation, lock or
+     *  I/O. The host drains the queue on the main thread and prints the
+     *  messages later. A full queue drops the message and counts it (the
+     *  count is printed). Call it only from within a call the host made on
+     *  this node (the queue has one writer).
+     *  [audio-thread, or any thread inside a call on this instance] */
+    void (*log_rt)(const agraph_host_t *host, int32_t severity, const char *message);
+} agraph_host_log_t;
+
+/* ---------------------------------------------------------------------- */
+
+/** What the node's output reaches in the end: headphones, speakers, or
+ *  unknown (offline, or connections that say nothing). A live host works
+ *  it out (from the JACK ports the graph's outputs are connected to) and
+ *  knows it before activation; it may change while the graph runs.
+ *  Two sides under one id:
+ *  - host side, `info->host->get_extension(host, AGRAPH_HOST_EXT_OUTPUT_ROUTE)`
+ *    → agraph_host_output_route_t: the route now;
+ *  - plugin side, `type->get_extension(instance, AGRAPH_EXT_OUTPUT_ROUTE)`
+ *    → agraph_output_route_ext_t: told when it changes. */
+#define AGRAPH_HOST_EXT_OUTPUT_ROUTE "agraph.output-route/1"
+#define AGRAPH_EXT_OUTPUT_ROUTE "agraph.output-route/1"
+
+/** A route. Append-only (treat unknown values as UNKNOWN). */
+typedef enum agraph_output_route {
+    AGRAPH_ROUTE_UNKNOWN = 0,
+    AGRAPH_ROUTE_HEADPHONES = 1,
+    AGRAPH_ROUTE_SPEAKERS = 2
+} agraph_output_route_t;
+
+typedef struct agraph_host_output_route {
+    /** The route now (an agraph_output_route_t). Already known when
+     *  `activate` runs. An atomic read: realtime-safe.
+     *  [any-thread] */
+    uint32_t (*get)(const agraph_host_t *host);
+} agraph_host_output_route_t;
+
+typedef struct agraph_output_route_ext {
+    /** The route changed (also called once before activate when the host
+     *  knows it then). May run while the instance processes or decodes on
+     *  another thread: store the value atomically and apply it from the
+     *  next process/decode call.
+     *  [main-thread] */
+    void (*changed)(agraph_instance_t *instance, uint32_t route);
+} agraph_output_route_ext_t;
+
+/* ---------------------------------------------------------------------- */
+
+/** The plugin says that its `latency` (or a decoder's `decoder_latency`)
+ *  changed; the host asks again, recomputes the graph's latencies and
+ *  reports them (to JACK, when live). */
+#define AGRAPH_HOST_EXT_LATENCY "agraph.latency/1"
+
+typedef struct agraph_host_latency {
+    /** The instance's latency changed (it may be read right away). Calls
+     *  from another thread are ignored (and counted, for `agraph
+     *  check-plugin`).
+     *  [main-thread & active] */
+    void (*changed)(const agraph_host_t *host);
+} agraph_host_latency_t;
+
+/* ---------------------------------------------------------------------- */
+
+/** Which thread is this, in the words of the thread tags above. The host
+ *  calls each function on the thread its tag says; a plugin may check it
+ *  (in debug builds, say). Each function returns 1 or 0, realtime-safe.
+ *  A thread the host did not start or mark counts as the main thread. */
+#define AGRAPH_HOST_EXT_THREAD_CHECK "agraph.thread-check/1"
+
+typedef struct agraph_host_thread_check {
+    /** [any-thread] */
+    int32_t (*is_main_thread)(const agraph_host_t *host);
+    /** The realtime thread (JACK's process thread, the offline render loop).
+     *  [any-thread] */
+    int32_t (*is_audio_thread)(const agraph_host_t *host);
+    /** The host's worker (file reading, decoding). [any-thread] */
+    int32_t (*is_worker_thread)(const agraph_host_t *host);
+} agraph_host_thread_check_t;
 
 #ifdef __cplusplus
 }
