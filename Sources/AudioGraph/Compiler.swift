@@ -207,7 +207,8 @@ public enum GraphCompiler {
                                             capacityFrames: Int(graph.sampleRate), inPlace: live)
             steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], outputChannels: nil))
         }
-        let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames)
+        let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames,
+                                latencyCompensation: graph.latencyCompensation)
         return CompiledGraph(graph: graph, engine: engine, notices: notices)
     }
 }

@@ -50,6 +50,11 @@ public enum GraphSchema {
                     ("maximum", .number(GraphValidator.sampleRateRange.upperBound)),
                     ("default", .number(GraphValidator.defaultSampleRate)),
                 ])),
+                ("latencyCompensation", .object([
+                    ("type", .string("boolean")),
+                    ("default", .bool(true)),
+                    ("description", .string("Align paths of different latency where they meet (a mixer's inputs) by delaying the shorter ones; false turns it off for this graph.")),
+                ])),
                 ("nodes", .object([
                     ("type", .string("array")), ("minItems", .number(1)),
                     ("items", .object([("$ref", .string("#/$defs/node"))])),

@@ -63,9 +63,24 @@ public final class Engine: @unchecked Sendable {
     /// than the block in the block where the streams ended. [any thread]
     public var lastBlockValidFrames: Int { lastValid.load(ordering: .relaxed) }
 
+    /// Delay lines in front of node inputs whose paths are shorter than the
+    /// longest path into the same node (latency compensation), in schedule
+    /// order.
+    private let delayLines: ContiguousArray<DelayLine>
+    /// Whether the engine aligns paths of different latency.
+    public let latencyCompensation: Bool
+
     /// Allocates every bus and prepares every node. [main-thread]
+    ///
+    /// With `latencyCompensation`, a node with several inputs whose inputs
+    /// arrive with different latencies reads the shorter ones through delay
+    /// lines (allocated here), so that they stay aligned. Latencies are read
+    /// right after each node's `prepare`. A line is also made, with room
+    /// for up to one second more, for every input of a node downstream of a
+    /// node whose latency may change (`LatencyChangeNotifying`).
     /// - Throws: `EngineError` when a step reads a later step or a sink, or a node refuses to prepare.
-    public init(steps: [Step], sampleRate: Double, maxFrames: Int) throws {
+    public init(steps: [Step], sampleRate: Double, maxFrames: Int, latencyCompensation: Bool = true) throws {
+        self.latencyCompensation = latencyCompensation
         guard maxFrames > 0 else { throw EngineError("maxFrames must be positive") }
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
@@ -86,6 +101,11 @@ public final class Engine: @unchecked Sendable {
         let outs = busIndex.map { $0.map { pool.buses[$0] } }
         outputs = outs
         var sinks: ContiguousArray<AudioBus> = []
+        var lines: ContiguousArray<DelayLine> = []
+        /// Per step: its output's latency, and whether a node of changing
+        /// latency lies upstream (itself included).
+        var latency: [Int] = []
+        var changing: [Bool] = []
         let context = PrepareContext(sampleRate: sampleRate, maxFrames: maxFrames)
         for (i, step) in steps.enumerated() {
             var ins: [AudioBus] = []
@@ -95,6 +115,18 @@ public final class Engine: @unchecked Sendable {
                 }
                 ins.append(bus)
             }
+            let upstream = step.inputs.map { latency[$0] }
+            let longest = upstream.max() ?? 0
+            let mayChange = step.inputs.contains { changing[$0] }
+            if latencyCompensation && step.inputs.count > 1 && (mayChange || upstream.contains { $0 != longest }) {
+                for (port, src) in step.inputs.enumerated() where mayChange || latency[src] < longest {
+                    let need = longest - latency[src]
+                    let line = DelayLine(step: i, port: port, source: ins[port], delay: need,
+                                         maximumDelay: mayChange ? need + Int(sampleRate) : need, maxFrames: maxFrames)
+                    lines.append(line)
+                    ins[port] = line.output
+                }
+            }
             do {
                 try step.node.prepare(inputs: ins, output: outs[i], context: context)
             } catch let e as EngineError {
@@ -103,8 +135,11 @@ public final class Engine: @unchecked Sendable {
                 throw EngineError(nodeID: step.id, "\(error)")
             }
             if step.outputChannels == nil { sinks.append(contentsOf: ins) }
+            latency.append(longest + max(step.node.latency, 0))
+            changing.append(mayChange || step.node is LatencyChangeNotifying)
         }
         sinkInputs = sinks
+        delayLines = lines
         nodes = ContiguousArray(steps.map { $0.node })
         worker = BackgroundWorker(jobs: steps.compactMap { $0.node.backgroundJob })
     }
@@ -138,7 +173,12 @@ public final class Engine: @unchecked Sendable {
             if i >= 0 && i < nodes.count { nodes[i].apply(change) }
         }
         var i = 0
+        var d = 0
         while i < nodes.count {
+            while d < delayLines.count && delayLines[d].step == i {
+                delayLines[d].render(frames: n)
+                d += 1
+            }
             nodes[i].render(frames: n)
             i += 1
         }
@@ -161,14 +201,49 @@ public final class Engine: @unchecked Sendable {
     @discardableResult
     public func post(_ change: ParameterChange) -> Bool { parameters.post(change) }
 
-    /// The latency of each step's output: its own plus the largest of its
-    /// inputs'. [main-thread]
+    /// The latency of each step's output, in frames: what the signal is
+    /// delayed by on its way from the graph's sources, i.e. the node's own
+    /// algorithmic delay plus the longest of its inputs' (the shorter ones
+    /// are delayed to it when compensating). A source's prefetch (a file
+    /// source's ring) is not delay and counts 0. Reads each node's
+    /// `latency`. [main-thread]
     public var latencies: [Int] {
         var out: [Int] = []
         for (i, node) in nodes.enumerated() {
             let upstream = inputIndices[i].map { out[$0] }.max() ?? 0
-            out.append(upstream + node.latency)
+            out.append(upstream + max(node.latency, 0))
         }
         return out
+    }
+
+    /// Sets every delay line from the nodes' current latencies (after a
+    /// node said its latency changed); returns the ids of nodes whose
+    /// inputs could not be aligned (no line, or more delay than it holds).
+    /// [main-thread]
+    @discardableResult
+    public func updateLatencyCompensation() -> [String] {
+        guard latencyCompensation else { return [] }
+        let lat = latencies
+        var misaligned: Set<Int> = []
+        var lineOf: [Int: DelayLine] = [:]
+        for line in delayLines { lineOf[line.step << 16 | line.port] = line }
+        for (i, inputs) in inputIndices.enumerated() where inputs.count > 1 {
+            let longest = inputs.map { lat[$0] }.max() ?? 0
+            for (port, src) in inputs.enumerated() {
+                let need = longest - lat[src]
+                if let line = lineOf[i << 16 | port] {
+                    if !line.setDelay(need) { misaligned.insert(i) }
+                } else if need != 0 {
+                    misaligned.insert(i)
+                }
+            }
+        }
+        return misaligned.sorted().map { ids[$0] }
+    }
+
+    /// The delay each compensated input gets: (node id, input port, frames).
+    /// [main-thread]
+    public var compensationDelays: [(node: String, port: Int, frames: Int)] {
+        delayLines.map { (ids[$0.step], $0.port, $0.delay) }
     }
 }

@@ -108,11 +108,9 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
 
     var backgroundJob: (any BackgroundJob)? { reader }
 
-    /// What the ring holds ahead of the audio thread when rendering live.
-    var latency: Int {
-        guard let t = reader?.targetFill, t < Int.max else { return 0 }
-        return t
-    }
+    /// None: the ring is prefetch (read ahead of the audio thread), not
+    /// delay; the file's frame `p` plays at the graph's frame `p`.
+    var latency: Int { 0 }
 
     var lengthFrames: Int? { file.isLengthKnown ? file.frames : nil }
 

@@ -10,7 +10,7 @@ import Glibc
 public struct GraphValidator: Sendable {
     /// The format string this version reads.
     public static let formatVersion = "agraph/1"
-    public static let topLevelKeys = ["format", "name", "sampleRate", "nodes", "links", "description"]
+    public static let topLevelKeys = ["format", "name", "sampleRate", "latencyCompensation", "nodes", "links", "description"]
     public static let nodeKeys = ["id", "type", "params", "description"]
     public static let linkKeys = ["from", "to"]
     public static let sampleRateRange: ClosedRange<Double> = 8000...384_000
@@ -151,6 +151,13 @@ final class ValidationRun {
                 error(p, "\"sampleRate\" must be an integer number of Hz from 8000 to 384000 (e.g. 48000); found \(r.typeName == "string" ? "a string" : describe(r))")
             }
         }
+        // latency compensation
+        var latencyCompensation = true
+        if let l = top["latencyCompensation"] {
+            if let b = l.bool { latencyCompensation = b } else {
+                error(JSONPointer.root.appending("latencyCompensation"), "\"latencyCompensation\" must be true (the default: paths of different latency are aligned where they meet) or false; found \(describe(l))")
+            }
+        }
         if let d = top["description"], d.string == nil {
             error(JSONPointer.root.appending("description"), "\"description\" must be a string")
         }
@@ -271,7 +278,7 @@ final class ValidationRun {
                              pointer: node.pointer))
         }
         return ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
-                              nodes: out, links: links, warnings: [])
+                              latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
     }
 
     // MARK: files

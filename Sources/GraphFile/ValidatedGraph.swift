@@ -32,6 +32,9 @@ public struct ValidatedGraph: Sendable {
     public var directory: String
     public var name: String
     public var sampleRate: Double
+    /// Whether paths of different latency are aligned where they meet
+    /// (the graph's `"latencyCompensation"`, default true).
+    public var latencyCompensation = true
     /// In topological order: every node after the nodes that feed it.
     public var nodes: [Node]
     public var links: [Link]

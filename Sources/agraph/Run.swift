@@ -95,7 +95,7 @@ struct Run: ParsableCommand {
                 printError("agraph: the JACK server shut down\(reason.isEmpty ? "" : ": \(reason)")")
                 if reconnect {
                     printError("agraph: waiting for a JACK server to come back…")
-                    if live.reconnect(timeout: 3600) {
+                    if live.reconnect(timeout: 3600, cancelled: { interruptRequested.load(ordering: .relaxed) }) {
                         printError("agraph: running again as client '\(live.client.name)'")
                         continue
                     }
@@ -126,9 +126,9 @@ struct Run: ParsableCommand {
 extension RunningGraph.ServerMode: ExpressibleByArgument {}
 
 /// The interactive side of `agraph run`: stdin commands and the status line.
-/// Lines are split by `LineSplitter` (64 KiB limit, CRLF accepted) and
-/// parsed by `ControlLine`; the commands run on the `RunningGraph`.
-/// [main-thread]
+/// Lines are split by `LineSplitter` (64 KiB limit, CRLF accepted), parsed
+/// by `ControlLine` and run by the graph's `ControlSurface`; the replies
+/// are its values, shown as text. [main-thread]
 final class Console {
     let live: RunningGraph
     let quiet: Bool
@@ -170,10 +170,11 @@ final class Console {
     func handle(_ line: LineSplitter.Line) {
         switch line {
         case .text(let text):
-            do {
-                if let command = try ControlLine.parse(text) { execute(command) }
-            } catch {
-                fail(error.message)
+            switch live.control.execute(line: text) {
+            case nil: break
+            case .success(.quit)?: quitRequested = true
+            case .success(let reply)?: self.reply(reply.text)
+            case .failure(let error)?: fail(error.message)
             }
         case .tooLong:
             fail(line.errorMessage ?? "line too long")
@@ -190,41 +191,14 @@ final class Console {
         printError("error: \(text)")
     }
 
-    func execute(_ command: ControlCommand) {
-        switch command {
-        case .set(let address, let value):
-            do {
-                try live.set(address, word: value)
-                reply("\(address) = \(value)")
-            } catch { fail("\(error)") }
-        case .get(let address):
-            do { reply("\(address) = \(ParameterValue.number(try live.value(address)))") } catch { fail("\(error)") }
-        case .seek(let node, let seconds):
-            do {
-                try live.seek(node: node, seconds: seconds)
-                reply("seek \(node.map { $0 + " " } ?? "")\(seconds) s")
-            } catch { fail("\(error)") }
-        case .pause: live.pause(); reply("paused")
-        case .play: live.play(); reply("playing")
-        case .status: reply(statusText(live.status()))
-        case .quit: quitRequested = true
-        case .help: reply(ControlLine.help)
-        }
-    }
-
-    func statusText(_ s: RunningGraph.Status) -> String {
-        let peaks = s.peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" }.joined(separator: "  ")
-        return "\(formatFixed(s.seconds, 1)) s  \(peaks)  xruns \(s.xruns)  underruns \(s.underruns)  DSP \(formatFixed(s.cpuLoad, 1)) %"
-            + (s.paused ? "  [paused]" : "") + (s.finished ? "  [ended]" : "")
-    }
-
-    /// A status line a few times a second on a terminal, every 2 s otherwise.
+    /// A status line a few times a second on a terminal, every 2 s
+    /// otherwise: the same text as the `status` command's reply.
     func showStatus() {
         guard !quiet else { return }
         let now = MonotonicClock.seconds()
         guard now - lastStatus >= (isTerminal ? 0.25 : 2) else { return }
         lastStatus = now
-        let text = statusText(live.status())
+        let text = live.status().text
         if isTerminal {
             writeStderr("\r\u{1B}[K" + text)
             statusShown = true

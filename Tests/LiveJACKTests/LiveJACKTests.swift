@@ -461,8 +461,8 @@ final class LiveJACKTests: XCTestCase {
         // Latencies settle after the connections; poll briefly.
         var latencies: [String: (playback: [Int], capture: [Int])] = [:]
         let expected: [(String, KeyPath<(playback: [Int], capture: [Int]), [Int]>, [Int])] = [
-            ("agraph-file:out_L", \.capture, [512, 512]),       // the file's ring: period + 256
-            ("agraph-file:out_R", \.capture, [512, 512]),
+            ("agraph-file:out_L", \.capture, [0, 0]),           // a file's ring is prefetch, not delay
+            ("agraph-file:out_R", \.capture, [0, 0]),
             ("agraph-thru:in_L", \.capture, [256, 256]),        // system:capture's
             ("agraph-thru:thru_L", \.capture, [256, 256]),      // the same: the graph adds 0
             ("agraph-thru:thru_R", \.capture, [256, 256]),
@@ -717,70 +717,108 @@ final class LiveJACKTests: XCTestCase {
 
     // MARK: DAA endpoint auto
 
-    /// `daa` with `endpoint: auto` follows the sink's connections live, like
-    /// DAAPlay's route changes: connected to ports matching the jack-out's
-    /// `headphones` patterns, the decoder gets the headphones endpoint;
-    /// otherwise speakers. (Decoded by the test double of the DAA
-    /// interface, whose right channel encodes the endpoint it was given.)
-    func testDAAEndpointAutoFollowsTheSinkConnections() throws {
+    /// The graph `stream → daa(endpoint auto) → jack-out` on `server`,
+    /// with the test double of the DAA interface (whose right channel
+    /// encodes the endpoint it was given); nil when it is not built.
+    func startDAAGraph(server: TestJACKServer, connect: String?) throws -> RunningGraph? {
         guard let agraph = locateAgraph().path else { throw XCTSkip("build products not found") }
         let build = URL(fileURLWithPath: agraph).deletingLastPathComponent().path
         let double = build + "/libTestDoubleDAA.so"
         try XCTSkipUnless(FileManager.default.fileExists(atPath: double), "libTestDoubleDAA.so not built")
         let media = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/media/ChannelCheck.ac4").path
-        guard FileManager.default.fileExists(atPath: media) else { return XCTFail("missing test media \(media)") }
-
-        let server = try TestJACKServer()
-        defer { server.stop() }
+        let inRepo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Media/ChannelCheck.ac4").path
+        let path = FileManager.default.fileExists(atPath: inRepo) ? inRepo : media
+        guard FileManager.default.fileExists(atPath: path) else {
+            XCTFail("missing test media \(inRepo)")
+            return nil
+        }
         // The graph names the library by file name, found in a trusted
         // vendor-library folder (docs/security.md).
-        let previous = getenv("AGRAPH_VENDOR_LIBRARY_PATH").map { String(cString: $0) }
         setenv("AGRAPH_VENDOR_LIBRARY_PATH", build, 1)
-        defer { if let previous { setenv("AGRAPH_VENDOR_LIBRARY_PATH", previous, 1) } else { unsetenv("AGRAPH_VENDOR_LIBRARY_PATH") } }
         let binder = JACKPortBinder()
         let (registry, report) = NodeRegistry.withPlugins(.withJACK(binder))
         XCTAssertNotNil(registry["daa"], "the daa plugin loads; \(report.note)")
+        let c = connect.map { #", "connect": ["\#($0)"]"# } ?? ""
         let graph = try GraphValidator(registry: registry).validate(bytes: Array("""
             {"format": "agraph/1", "name": "route", "nodes": [
-              {"id": "stream", "type": "ac4", "params": {"path": "\(media)"}},
+              {"id": "stream", "type": "ac4", "params": {"path": "\(path)"}},
               {"id": "dec", "type": "daa", "params": {"library": "libTestDoubleDAA.so", "endpoint": "auto", "fallbackEndpoint": "speakers"}},
-              {"id": "out", "type": "jack-out", "params": {"headphones": ["*phones*"]}}],
+              {"id": "out", "type": "jack-out", "params": {"headphones": ["*phones*"]\(c)}}],
              "links": [{"from": "stream", "to": "dec"}, {"from": "dec", "to": "out"}]}
             """.utf8), file: "route.json", directory: dir.path).get()
         var options = RunningGraph.Options()
         options.clientName = "agraph-route"
         options.server = .external
         options.serverName = server.name
-        let live = try RunningGraph(graph: graph, binder: binder, options: options)
+        return try RunningGraph(graph: graph, binder: binder, options: options)
+    }
+
+    /// The endpoint codes the double was given in `right` (its right channel).
+    static func endpointCodes(_ right: [Float]) -> Set<Int> {
+        Set(right.map { Int(($0 * 131_072).rounded()) / (65 * 13 * 10) % 3 })
+    }
+
+    /// The endpoint the double was given, from the last recorded 0.1 s.
+    static func endpoint(_ rec: JACKRecorder) -> Int? {
+        let n = rec.framesRecorded
+        guard n > 4800 else { return nil }
+        let codes = endpointCodes(rec.samples(1, (n - 4800)..<n))
+        return codes.count == 1 ? codes.first : nil
+    }
+
+    /// `daa` with `endpoint: auto` follows the sink's connections live, like
+    /// DAAPlay's route changes: the host tells it the route
+    /// (`OutputRouteAware.outputRouteChanged`) from the jack-out's
+    /// connections and `headphones` patterns: headphones, speakers, or
+    /// unknown (nothing connected: the fallback endpoint).
+    func testDAAEndpointAutoFollowsTheSinkConnections() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let previous = getenv("AGRAPH_VENDOR_LIBRARY_PATH").map { String(cString: $0) }
+        defer { if let previous { setenv("AGRAPH_VENDOR_LIBRARY_PATH", previous, 1) } else { unsetenv("AGRAPH_VENDOR_LIBRARY_PATH") } }
+        guard let live = try startDAAGraph(server: server, connect: nil) else { return }
         defer { live.stop() }
         let events = EventLog(live.events)
 
-        /// The endpoint the double was given, from the last recorded second.
-        func endpoint(_ rec: JACKRecorder) -> Int? {
-            let n = rec.framesRecorded
-            guard n > 4800 else { return nil }
-            let right = rec.samples(1, (n - 4800)..<n)
-            let codes = Set(right.map { Int(($0 * 131_072).rounded()) / (65 * 13 * 10) % 3 })
-            return codes.count == 1 ? codes.first : nil
-        }
-
+        // The route is announced at start: nothing connected, not known.
+        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(.unknown) }, "\(events.all)")
         let speakers = try JACKRecorder(server: server.name, name: "spk-rec", channels: 2, seconds: 10)
         defer { speakers.close() }
         try speakers.connect(from: ["agraph-route:out_L", "agraph-route:out_R"])
-        // The route is announced at start (nothing connected: not headphones).
-        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(headphones: false) }, "\(events.all)")
+        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(.speakers) }, "\(events.all)")
         Thread.sleep(forTimeInterval: 1.5)
-        XCTAssertEqual(endpoint(speakers), 1, "connected to speakers: the speakers endpoint")
+        XCTAssertEqual(Self.endpoint(speakers), 1, "connected to speakers: the speakers endpoint")
 
         let phones = try JACKRecorder(server: server.name, name: "phones-rec", channels: 2, seconds: 10)
         defer { phones.close() }
         try phones.connect(from: ["agraph-route:out_L", "agraph-route:out_R"])
-        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(headphones: true) }, "\(events.all)")
+        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .route(.headphones) }, "\(events.all)")
         Thread.sleep(forTimeInterval: 1.5)
-        XCTAssertTrue(live.outputIsHeadphones)
-        XCTAssertEqual(endpoint(phones), 2, "connected to headphones: the headphones endpoint")
-        XCTAssertEqual(endpoint(speakers), 2, "the same stream goes to both")
+        XCTAssertEqual(live.outputRoute, .headphones)
+        XCTAssertEqual(Self.endpoint(phones), 2, "connected to headphones: the headphones endpoint")
+        XCTAssertEqual(Self.endpoint(speakers), 2, "the same stream goes to both")
+    }
+
+    /// The route is known before the first block: a graph whose jack-out
+    /// `connect`s to headphones decodes its very first frames for them
+    /// (it used to play ~40 ms on the fallback endpoint first).
+    func testDAAEndpointAutoKnowsTheRouteBeforeTheFirstBlock() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let previous = getenv("AGRAPH_VENDOR_LIBRARY_PATH").map { String(cString: $0) }
+        defer { if let previous { setenv("AGRAPH_VENDOR_LIBRARY_PATH", previous, 1) } else { unsetenv("AGRAPH_VENDOR_LIBRARY_PATH") } }
+        let phones = try JACKRecorder(server: server.name, name: "phones-rec", channels: 2, seconds: 10)
+        defer { phones.close() }
+        guard let live = try startDAAGraph(server: server, connect: "phones-rec:in_*") else { return }
+        defer { live.stop() }
+        XCTAssertTrue(phones.waitForFrames(Int(1.5 * Self.rate), timeout: 10))
+        let right = phones.samples(1)
+        let first = try XCTUnwrap(right.firstIndex { $0 != 0 }, "the decoder's output reached the recorder")
+        let head = Array(right[first..<min(right.count, first + 4800)])
+        XCTAssertEqual(Self.endpointCodes(head), [2], "the first 0.1 s is decoded for headphones")
+        XCTAssertEqual(live.outputRoute, .headphones)
     }
 }
 

@@ -1,0 +1,288 @@
+// The control surface of a running graph: parameter addresses and values,
+// set/get/seek/pause/play/status, with results as values. It knows nothing
+// of JACK or of consoles: `agraph run` feeds it stdin's commands
+// (`ControlLine`), and OSC and the Swift API are meant to use it too. The
+// host (a live JACK session, an offline renderer) supplies transport and
+// status through `ControlHost`.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A parameter address: `node.param` or `node.param[i]`.
+public struct ParameterAddress: Sendable, Hashable, CustomStringConvertible {
+    public var node: String
+    public var parameter: String
+    /// The list element, for list parameters (`gains[1]`).
+    public var element: Int?
+
+    public init(node: String, parameter: String, element: Int? = nil) {
+        self.node = node
+        self.parameter = parameter
+        self.element = element
+    }
+
+    /// Parses `node.param` or `node.param[i]` (i a whole number ≥ 0).
+    /// [any thread]
+    public init(parsing text: String) throws(ControlError) {
+        guard let dot = text.firstIndex(of: "."), dot != text.startIndex, text.index(after: dot) != text.endIndex else {
+            throw ControlError("'\(ControlLine.quoted(Substring(text)))' is not a parameter address: write node.param or node.param[i]")
+        }
+        node = String(text[..<dot])
+        var name = text[text.index(after: dot)...]
+        element = nil
+        if name.hasSuffix("]"), let open = name.firstIndex(of: "[") {
+            guard let i = Int(name[name.index(after: open)..<name.index(before: name.endIndex)]), i >= 0 else {
+                throw ControlError("'\(ControlLine.quoted(Substring(text)))': the index in brackets must be a whole number ≥ 0")
+            }
+            element = i
+            name = name[..<open]
+        }
+        guard !name.isEmpty else {
+            throw ControlError("'\(ControlLine.quoted(Substring(text)))' names no parameter: write node.param or node.param[i]")
+        }
+        parameter = String(name)
+    }
+
+    public var description: String { "\(node).\(parameter)" + (element.map { "[\($0)]" } ?? "") }
+}
+
+/// A parameter's value, as a number and in the words `set` takes.
+public struct ParameterReading: Sendable, Equatable, CustomStringConvertible {
+    public var address: ParameterAddress
+    /// The value the node gets (booleans 0 or 1, choices their index).
+    public var value: Double
+    /// The value as `set` takes it: a number, `true`/`false`, or a
+    /// choice's option name.
+    public var word: String
+
+    public init(address: ParameterAddress, value: Double, word: String) {
+        self.address = address
+        self.value = value
+        self.word = word
+    }
+
+    public var description: String { "\(address) = \(word)" }
+}
+
+/// The peak level of one output port, in dBFS (-inf for silence).
+public struct PortPeak: Sendable, Equatable {
+    public var port: String
+    public var dBFS: Double
+    public init(port: String, dBFS: Double) {
+        self.port = port
+        self.dBFS = dBFS
+    }
+}
+
+/// Where a running graph is, as one value: the `status` command and the
+/// status line both show it, with the same text.
+public struct GraphStatus: Sendable, Equatable {
+    public var seconds: Double
+    public var frames: Int
+    /// Peak of each output port over the host's last metering window.
+    public var peaks: [PortPeak]
+    public var xruns: Int
+    public var underruns: Int
+    /// The host's DSP load, percent.
+    public var cpuLoad: Double
+    public var bufferSize: Int
+    public var paused: Bool
+    public var finished: Bool
+    public var serverGone: Bool
+
+    public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
+                bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool) {
+        self.seconds = seconds
+        self.frames = frames
+        self.peaks = peaks
+        self.xruns = xruns
+        self.underruns = underruns
+        self.cpuLoad = cpuLoad
+        self.bufferSize = bufferSize
+        self.paused = paused
+        self.finished = finished
+        self.serverGone = serverGone
+    }
+
+    /// One line: position, peaks, xruns, underruns, DSP load, flags.
+    public var text: String {
+        let levels = peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" }.joined(separator: "  ")
+        return "\(formatFixed(seconds, 1)) s  \(levels)  xruns \(xruns)  underruns \(underruns)  DSP \(formatFixed(cpuLoad, 1)) %"
+            + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
+    }
+}
+
+/// Why a control request failed, in words for the user.
+public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// What a command did, as a value; `text` is how a console shows it.
+public enum ControlReply: Sendable, Equatable {
+    case set(ParameterReading)
+    case value(ParameterReading)
+    case seeked(node: String?, seconds: Double)
+    case paused
+    case playing
+    case status(GraphStatus)
+    case quit
+    case help(String)
+
+    public var text: String {
+        switch self {
+        case .set(let r), .value(let r): r.description
+        case .seeked(let node, let seconds): "seek \(node.map { $0 + " " } ?? "")\(ParameterValue.number(seconds)) s"
+        case .paused: "paused"
+        case .playing: "playing"
+        case .status(let s): s.text
+        case .quit: "quit"
+        case .help(let text): text
+        }
+    }
+}
+
+/// What the host of a running graph supplies to its control surface.
+/// [the methods: any control thread]
+public protocol ControlHost: AnyObject, Sendable {
+    /// Outputs silence and holds every source where it is.
+    func pause()
+    /// Goes on after `pause`.
+    func play()
+    /// The graph's status now (non-destructive: two calls at the same
+    /// moment agree).
+    func status() -> GraphStatus
+}
+
+/// Set/get/seek/pause/play/status on a compiled graph, by address and word.
+///
+/// Threading: every method: [control-thread], one caller at a time or
+/// several (parameter changes go through the engine's lock-free queue;
+/// seeks through the nodes' own requests).
+public final class ControlSurface: @unchecked Sendable {
+    public let compiled: CompiledGraph
+    private weak var host: (any ControlHost)?
+
+    public init(compiled: CompiledGraph, host: any ControlHost) {
+        self.compiled = compiled
+        self.host = host
+    }
+
+    private var graph: ValidatedGraph { compiled.graph }
+    private var engine: Engine { compiled.engine }
+
+    /// Parses and runs a console line; nil for a blank line.
+    public func execute(line: String) -> Result<ControlReply, ControlError>? {
+        do {
+            guard let command = try ControlLine.parse(line) else { return nil }
+            return execute(command)
+        } catch {
+            return .failure(ControlError(error.message))
+        }
+    }
+
+    /// Runs one command.
+    public func execute(_ command: ControlCommand) -> Result<ControlReply, ControlError> {
+        do throws(ControlError) {
+            switch command {
+            case .set(let address, let value): return .success(.set(try set(address, word: value)))
+            case .get(let address): return .success(.value(try get(address)))
+            case .seek(let node, let seconds):
+                try seek(node: node, seconds: seconds)
+                return .success(.seeked(node: node, seconds: seconds))
+            case .pause: pause(); return .success(.paused)
+            case .play: play(); return .success(.playing)
+            case .status: return .success(.status(try status()))
+            case .quit: return .success(.quit)
+            case .help: return .success(.help(ControlLine.help))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The descriptor of the parameter an address names (checked only for
+    /// existence; `CompiledGraph` checks liveness and ranges).
+    private func parameter(_ address: ParameterAddress) throws(ControlError) -> ParameterDescriptor {
+        guard let node = graph.node(address.node) else {
+            throw ControlError("no node '\(address.node)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
+        }
+        guard let i = node.descriptor.parameterIndex(named: address.parameter) else {
+            throw ControlError("'\(address.node)' (\(node.descriptor.typeID)) has no parameter '\(address.parameter)'")
+        }
+        return node.descriptor.parameters[i]
+    }
+
+    /// `value` in the words `set` takes for `p`.
+    public static func word(_ value: Double, for p: ParameterDescriptor) -> String {
+        switch p.type {
+        case .boolean, .booleanList: return value != 0 ? "true" : "false"
+        case .choice(let options):
+            if value == value.rounded(), value >= 0, value < Double(options.count) { return options[Int(value)] }
+            return ParameterValue.number(value).description
+        default: return ParameterValue.number(value).description
+        }
+    }
+
+    /// Changes a live parameter to a word: a number, true/false/on/off, or
+    /// a choice's option name (`set dec.endpoint speakers`).
+    @discardableResult
+    public func set(_ address: String, word: String) throws(ControlError) -> ParameterReading {
+        let a = try ParameterAddress(parsing: address)
+        let p = try parameter(a)
+        let value: Double
+        do { value = try compiled.number(a.description, word: word) } catch { throw ControlError(error.description) }
+        return try set(a, value, descriptor: p)
+    }
+
+    /// Changes a live parameter to a number.
+    @discardableResult
+    public func set(_ address: String, _ value: Double) throws(ControlError) -> ParameterReading {
+        let a = try ParameterAddress(parsing: address)
+        return try set(a, value, descriptor: try parameter(a))
+    }
+
+    private func set(_ a: ParameterAddress, _ value: Double, descriptor p: ParameterDescriptor) throws(ControlError) -> ParameterReading {
+        do { try compiled.set(a.description, value) } catch { throw ControlError(error.description) }
+        return ParameterReading(address: a, value: value, word: Self.word(value, for: p))
+    }
+
+    /// A parameter's current value: the last one set, else the graph's.
+    public func get(_ address: String) throws(ControlError) -> ParameterReading {
+        let a = try ParameterAddress(parsing: address)
+        let p = try parameter(a)
+        let value: Double
+        do { value = try compiled.value(a.description) } catch { throw ControlError(error.description) }
+        return ParameterReading(address: a, value: value, word: Self.word(value, for: p))
+    }
+
+    /// Moves one source (or, with nil, every seekable source) to `seconds`.
+    public func seek(node id: String?, seconds: Double) throws(ControlError) {
+        let targets = graph.nodes.filter { id == nil || $0.id == id }
+            .compactMap { n in engine.node(n.id).flatMap { $0 as? SeekableNode }.map { (n.id, $0) } }
+        guard !targets.isEmpty else {
+            let seekable = graph.nodes.filter { engine.node($0.id) is SeekableNode }.map(\.id)
+            throw ControlError((id.map { "'\($0)' cannot seek" } ?? "nothing in this graph can seek")
+                               + "; seekable nodes: \(seekable.isEmpty ? "none" : seekable.joined(separator: ", "))")
+        }
+        let frame: Int
+        do { frame = try FrameTime.frames(seconds: seconds, sampleRate: graph.sampleRate) } catch {
+            throw ControlError("cannot seek to \(error)")
+        }
+        for (nodeID, node) in targets where !node.seek(toFrame: frame) {
+            let length = node.lengthFrames.map { " (it is \(Double($0) / graph.sampleRate) s long)" } ?? ""
+            throw ControlError("cannot seek '\(nodeID)' to \(seconds) s\(length)")
+        }
+        engine.worker.wake()
+    }
+
+    public func pause() { host?.pause() }
+    public func play() { host?.play() }
+
+    public func status() throws(ControlError) -> GraphStatus {
+        guard let host else { throw ControlError("the graph is no longer running") }
+        return host.status()
+    }
+}

@@ -1,0 +1,440 @@
+import AudioGraph
+import CJack
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The JACK side of a running graph: the server it started (if any), the
+/// client, its ports, connections, metadata and the output route, and the
+/// follow-up work JACK's notifications ask for.
+///
+/// Threading: every method and property: [owner-thread], the one thread
+/// (`OwnerThread`) that owns the client; other threads ask it through
+/// `RunningGraph`. It is also the graph's main thread for the nodes: it
+/// tells them the output route and reads their latencies. JACK's
+/// notification callbacks only store into `ProcessCycle`'s atomics and
+/// wake the owner; the latency callback reads the published
+/// `LatencyPlan`.
+final class JACKSession: @unchecked Sendable {
+    typealias Event = RunningGraph.Event
+
+    let graph: ValidatedGraph
+    let binder: JACKPortBinder
+    let options: RunningGraph.Options
+    let compiled: CompiledGraph
+    var engine: Engine { compiled.engine }
+    let cycle: ProcessCycle
+    let latency = LatencyPublisher()
+    private let continuation: AsyncStream<Event>.Continuation
+    private(set) var client: JACKClient
+    /// The server this session started, if any.
+    private(set) var server: JACKServer?
+    private var jackPorts: [OpaquePointer] = []
+    /// Our ports' connections as last seen, by short port name.
+    private var lastConnections: [String: Set<String>] = [:]
+    /// Connections to bring back after a reconnect, by slot, until the
+    /// ports they name exist again.
+    private var wanted: [Int: Set<String>] = [:]
+    /// The route last announced, for the graph and for each route-aware node.
+    private(set) var route: OutputRoute?
+    private var nodeRoutes: [String: OutputRoute] = [:]
+    private var stopped = false
+
+    // Monitor state.
+    private var seenXruns = 0, seenSize = 0, seenConnections = 0, seenRegistrations = 0
+    private var ended = false, shutdownReported = false
+    private var underruns: [String: Int] = [:]
+    /// Fed nodes whose underruns the monitor reports.
+    private let underrunNodes: [(String, any UnderrunCounting)]
+    /// Peaks of the last few ticks, per output port (newest last).
+    private var peakHistory: [[Float]] = []
+    /// The metering window, in ticks.
+    static let peakTicks = 3
+    /// Peaks over the window, published for `status`. [any thread reads]
+    let peaks = Mutex<[PortPeak]>([])
+    /// JACK's DSP load (Double bits), read at each tick. [any thread reads]
+    let cpuLoad = Atomic<UInt64>(0)
+
+    /// Finds or starts a server, opens a client, compiles the graph,
+    /// registers the ports, tells route-aware nodes their route, activates
+    /// and connects. Nothing touches JACK before the graph has passed its
+    /// checks. [owner-thread]
+    init(graph: ValidatedGraph, binder: JACKPortBinder, options: RunningGraph.Options,
+         continuation: AsyncStream<Event>.Continuation, wakeup: Wakeup) throws {
+        self.graph = graph
+        self.binder = binder
+        self.options = options
+        self.continuation = continuation
+        try RunningGraph.checkPortNames(graph)
+
+        var server: JACKServer?
+        let running = JACKClient.serverIsRunning(options.serverName)
+        switch options.server {
+        case .external:
+            guard running else {
+                throw JACKError(JACKClient.describe(jack_status_t(rawValue: JackServerFailed.rawValue), server: options.serverName))
+            }
+        case .auto where running:
+            break
+        case .auto, .embedded:
+            if running {
+                throw JACKError("a JACK server \(options.serverName.map { "named '\($0)' " } ?? "")already runs; use --server external to join it, or --server-name to start another")
+            }
+            server = try JACKServer(name: options.serverName, driver: options.driver,
+                                    sampleRate: Int(graph.sampleRate), period: options.period)
+        }
+        let client: JACKClient
+        do {
+            client = try JACKClient(name: options.clientName ?? graph.name, server: options.serverName)
+        } catch {
+            server?.stop()
+            throw error
+        }
+        // Read before closing: a closed client has no rate.
+        let serverRate = client.sampleRate
+        guard serverRate == graph.sampleRate else {
+            client.close()
+            server?.stop()
+            throw JACKError("the JACK server runs at \(Int(serverRate)) Hz but the graph at \(Int(graph.sampleRate)) Hz, and resampling is not available yet: set the graph's \"sampleRate\" to \(Int(serverRate))")
+        }
+        let maxFrames = max(options.maxFrames, client.bufferSize)
+        do {
+            compiled = try GraphCompiler.compile(graph, maxFrames: maxFrames, live: true)
+        } catch {
+            client.close()
+            server?.stop()
+            throw error
+        }
+        self.client = client
+        self.server = server
+        cycle = ProcessCycle(engine: compiled.engine, binder: binder, maxFrames: maxFrames,
+                             measure: options.measureCycles, threadInit: options.threadInit, wakeup: wakeup)
+        let engine = compiled.engine
+        underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
+        setTargetFill(bufferSize: client.bufferSize)
+        do {
+            try attach(client)
+        } catch {
+            client.close()
+            server?.stop()
+            throw error
+        }
+    }
+
+    /// Sets fed sources' prefetch: one period plus `extraFill`. Prefetch is
+    /// not latency. [owner-thread]
+    private func setTargetFill(bufferSize: Int) {
+        for node in graph.nodes {
+            if let job = engine.node(node.id)?.backgroundJob as? FillTargeting {
+                job.setTargetFill(frames: bufferSize + options.extraFill)
+            }
+        }
+    }
+
+    /// Registers the ports, publishes metadata and the latency plan,
+    /// installs the callbacks, fills the rings, tells the nodes their route,
+    /// activates and connects. [owner-thread]
+    private func attach(_ client: JACKClient) throws {
+        var registered: [OpaquePointer] = []
+        for p in binder.ports {
+            let port = try client.registerPort(p.name, isInput: p.isInput)
+            registered.append(port)
+            client.setProperty(port, key: RunningGraph.prettyNameKey, value: p.prettyName)
+            client.setProperty(port, key: RunningGraph.layoutKey, value: p.layout.rawValue)
+        }
+        jackPorts = registered
+        cycle.bind(ports: registered, client: client.handle)
+        latency.publish(LatencyPlan(engine: engine, binder: binder, ports: registered))
+        let context = Unmanaged.passUnretained(cycle).toOpaque()
+        let h = client.handle
+        jack_set_thread_init_callback(h, threadInitCallback, context)
+        jack_set_process_callback(h, processCallback, context)
+        jack_set_buffer_size_callback(h, bufferSizeCallback, context)
+        jack_set_xrun_callback(h, xrunCallback, context)
+        jack_on_info_shutdown(h, shutdownCallback, context)
+        jack_set_port_connect_callback(h, portConnectCallback, context)
+        jack_set_port_registration_callback(h, portRegistrationCallback, context)
+        jack_set_latency_callback(h, latencyCallback, Unmanaged.passUnretained(latency).toOpaque())
+        cycle.bufferSize.store(client.bufferSize, ordering: .relaxed)
+        seenSize = client.bufferSize
+        // Fill the rings before the first cycle so it does not underrun.
+        engine.worker.start()
+        engine.worker.waitUntilReady(frames: client.bufferSize)
+        // The route the connections will give, known before the first block.
+        let planned = plannedConnections()
+        updateRoute(planned.mapValues { Set($0) })
+        // Hold the graph (silence, sources still) until its ports are
+        // connected, so that the first frames are heard, not lost.
+        let wasPaused = cycle.paused.exchange(true, ordering: .relaxed)
+        defer { cycle.paused.store(wasPaused, ordering: .relaxed) }
+        try client.activate()
+        try connect(planned)
+        restoreWanted()
+        seenConnections = cycle.connectionEpoch.load(ordering: .relaxed)
+        seenRegistrations = cycle.registrationEpoch.load(ordering: .relaxed)
+        lastConnections = currentConnections()
+        updateRoute(connectionsBySlot())
+    }
+
+    /// For each port slot with `connect` patterns: the ports it will be
+    /// connected to (each node's ports take the matches in order).
+    /// [owner-thread]
+    private func plannedConnections() -> [Int: [String]] {
+        var byNode: [String: [Int]] = [:]
+        for (i, p) in binder.ports.enumerated() { byNode[p.nodeID, default: []].append(i) }
+        var out: [Int: [String]] = [:]
+        for (nodeID, slots) in byNode.sorted(by: { $0.key < $1.key }) {
+            guard let first = slots.first else { continue }
+            let patterns = binder.ports[first].connect
+            guard !patterns.isEmpty else { continue }
+            let isInput = binder.ports[first].isInput
+            // Our inputs take from others' outputs, and the other way round.
+            let candidates = client.ports(isInput: !isInput).filter { !$0.hasPrefix(client.name + ":") }
+            var targets: [String] = []
+            for pattern in patterns {
+                targets += candidates.filter { globMatches(pattern, $0) && !targets.contains($0) }
+            }
+            if targets.isEmpty {
+                continuation.yield(.connection(ours: nodeID, other: "no port matches \(patterns)", connected: false))
+                continue
+            }
+            for (k, slot) in slots.enumerated() where k < targets.count { out[slot] = [targets[k]] }
+        }
+        return out
+    }
+
+    /// Makes the planned connections. [owner-thread]
+    private func connect(_ planned: [Int: [String]]) throws {
+        for (slot, targets) in planned.sorted(by: { $0.key < $1.key }) {
+            let ours = "\(client.name):\(binder.ports[slot].name)"
+            for t in targets {
+                if binder.ports[slot].isInput { try client.connect(t, ours) } else { try client.connect(ours, t) }
+            }
+        }
+    }
+
+    /// Connects the remembered connections whose other port exists now.
+    /// [owner-thread]
+    private func restoreWanted() {
+        guard !wanted.isEmpty else { return }
+        let existing = Set(client.ports())
+        for (slot, others) in wanted {
+            let ours = "\(client.name):\(binder.ports[slot].name)"
+            var left = others
+            for o in others where existing.contains(o) {
+                if binder.ports[slot].isInput { try? client.connect(o, ours) } else { try? client.connect(ours, o) }
+                left.remove(o)
+            }
+            wanted[slot] = left.isEmpty ? nil : left
+        }
+    }
+
+    private func connectionsBySlot() -> [Int: Set<String>] {
+        var out: [Int: Set<String>] = [:]
+        for (i, port) in jackPorts.enumerated() { out[i] = Set(client.connections(of: port)) }
+        return out
+    }
+
+    private func currentConnections() -> [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for (slot, others) in connectionsBySlot() { out[binder.ports[slot].name] = others }
+        return out
+    }
+
+    // MARK: route
+
+    /// The route of one `jack-out` node given its ports' connections:
+    /// headphones when one matches its `headphones` patterns, speakers when
+    /// connected to anything else, unknown when connected to nothing.
+    private func route(ofSink node: ValidatedGraph.Node, _ connections: [Int: Set<String>]) -> OutputRoute {
+        let patterns = node.parameters.stringList("headphones") ?? JACKOutType.defaultHeadphonePatterns
+        var any = false
+        for (slot, port) in binder.ports.enumerated() where port.nodeID == node.id {
+            for other in connections[slot] ?? [] {
+                if patterns.contains(where: { globMatches($0, other) }) { return .headphones }
+                any = true
+            }
+        }
+        return any ? .speakers : .unknown
+    }
+
+    /// Several routes as one: headphones wins, then speakers.
+    private static func combine(_ routes: [OutputRoute]) -> OutputRoute {
+        routes.contains(.headphones) ? .headphones : routes.contains(.speakers) ? .speakers : .unknown
+    }
+
+    /// Works out the route of the graph and of every `OutputRouteAware`
+    /// node (from the `jack-out` nodes its output reaches) and tells those
+    /// whose route changed. [owner-thread]
+    private func updateRoute(_ connections: [Int: Set<String>]) {
+        let sinks = graph.nodes.filter { $0.descriptor.typeID == "jack-out" }
+        var sinkRoute: [String: OutputRoute] = [:]
+        for s in sinks { sinkRoute[s.id] = route(ofSink: s, connections) }
+        // Downstream jack-outs of each step.
+        var reaches = [Set<String>](repeating: [], count: engine.ids.count)
+        for i in engine.ids.indices.reversed() {
+            if sinkRoute[engine.ids[i]] != nil { reaches[i].insert(engine.ids[i]) }
+            for u in engine.inputIndices[i] { reaches[u].formUnion(reaches[i]) }
+        }
+        for (i, id) in engine.ids.enumerated() {
+            guard let node = engine.node(id) as? OutputRouteAware else { continue }
+            let r = Self.combine(reaches[i].compactMap { sinkRoute[$0] })
+            if nodeRoutes[id] != r {
+                nodeRoutes[id] = r
+                node.outputRouteChanged(r)
+            }
+        }
+        let whole = Self.combine(Array(sinkRoute.values))
+        if whole != route {
+            route = whole
+            continuation.yield(.route(whole))
+        }
+    }
+
+    // MARK: latency
+
+    /// Recomputes the engine's compensation and the latency plan from the
+    /// nodes' latencies, publishes it and has JACK ask again.
+    /// [owner-thread]
+    func latencyChanged() {
+        let misaligned = engine.updateLatencyCompensation()
+        if !misaligned.isEmpty { continuation.yield(.latencyNotAligned(nodes: misaligned)) }
+        latency.publish(LatencyPlan(engine: engine, binder: binder, ports: jackPorts))
+        if !cycle.serverGone.load(ordering: .acquiring) { jack_recompute_total_latencies(client.handle) }
+    }
+
+    // MARK: monitor
+
+    /// Turns what JACK's callbacks noted into events and follow-up work;
+    /// meters the peaks. [owner-thread, at each wake-up]
+    func tick() {
+        guard !stopped else { return }
+        if cycle.serverGone.load(ordering: .acquiring) {
+            if !shutdownReported {
+                shutdownReported = true
+                continuation.yield(.shutdown(reason: cycle.shutdownReason))
+            }
+            return
+        }
+        let x = cycle.xruns.load(ordering: .relaxed)
+        if x != seenXruns { seenXruns = x; continuation.yield(.xrun(total: x)) }
+        let b = cycle.bufferSize.load(ordering: .relaxed)
+        if b != seenSize {
+            seenSize = b
+            setTargetFill(bufferSize: b)
+            jack_recompute_total_latencies(client.handle)
+            continuation.yield(.bufferSize(b))
+        }
+        for (id, node) in underrunNodes {
+            let u = node.underrunCount
+            if u != underruns[id, default: 0] {
+                underruns[id] = u
+                continuation.yield(.underrun(node: id, total: u))
+            }
+        }
+        let registrations = cycle.registrationEpoch.load(ordering: .relaxed)
+        if registrations != seenRegistrations {
+            seenRegistrations = registrations
+            restoreWanted()
+        }
+        let epoch = cycle.connectionEpoch.load(ordering: .relaxed)
+        if epoch != seenConnections {
+            seenConnections = epoch
+            let now = currentConnections()
+            for (port, others) in now.sorted(by: { $0.key < $1.key }) {
+                let before = lastConnections[port] ?? []
+                for o in others.subtracting(before).sorted() { continuation.yield(.connection(ours: port, other: o, connected: true)) }
+                for o in before.subtracting(others).sorted() { continuation.yield(.connection(ours: port, other: o, connected: false)) }
+            }
+            lastConnections = now
+            updateRoute(connectionsBySlot())
+        }
+        cpuLoad.store(client.cpuLoad.bitPattern, ordering: .relaxed)
+        if engine.isFinished && !ended {
+            ended = true
+            continuation.yield(.endOfStream)
+        }
+        meterPeaks()
+    }
+
+    /// Takes the audio thread's peak cells into the window and publishes
+    /// the window's peaks. [owner-thread]
+    private func meterPeaks() {
+        var now: [Float] = []
+        for (i, p) in binder.ports.enumerated() where !p.isInput { now.append(binder.takePeak(i)) }
+        peakHistory.append(now)
+        if peakHistory.count > Self.peakTicks { peakHistory.removeFirst(peakHistory.count - Self.peakTicks) }
+        let names = binder.ports.filter { !$0.isInput }.map(\.name)
+        let held = names.indices.map { k in peakHistory.map { $0[k] }.max() ?? 0 }
+        peaks.withLock { $0 = zip(names, held).map { PortPeak(port: $0, dBFS: Decibels.fromLinear(Double($1))) } }
+    }
+
+    // MARK: reconnect and stop
+
+    /// Tries to run again on a server after a shutdown: a new client with
+    /// the same ports and the same engine; the connections of before come
+    /// back as their ports appear. Retries with backoff until `timeout` or
+    /// until `cancelled` says so. [owner-thread]
+    func reconnect(timeout: Double, cancelled: () -> Bool) -> Bool {
+        var delay = 0.25
+        let deadline = Date().addingTimeInterval(timeout)
+        for (slot, port) in binder.ports.enumerated() {
+            if let others = lastConnections[port.name], !others.isEmpty { wanted[slot] = others }
+        }
+        client.close()
+        engine.worker.stop()
+        while Date() < deadline && !cancelled() {
+            if JACKClient.serverIsRunning(options.serverName),
+               let c = try? JACKClient(name: options.clientName ?? graph.name, server: options.serverName),
+               c.sampleRate == graph.sampleRate, c.bufferSize <= cycle.maxFrames {
+                cycle.serverGone.store(false, ordering: .releasing)
+                client = c
+                shutdownReported = false
+                lastConnections = [:]
+                setTargetFill(bufferSize: c.bufferSize)
+                do {
+                    try attach(c)
+                    continuation.yield(.reconnected)
+                    for (port, others) in lastConnections.sorted(by: { $0.key < $1.key }) {
+                        for o in others.sorted() { continuation.yield(.connection(ours: port, other: o, connected: true)) }
+                    }
+                    return true
+                } catch {
+                    c.close()
+                }
+            }
+            var left = delay
+            while left > 0 && !cancelled() {
+                usleep(50_000)
+                left -= 0.05
+            }
+            delay = min(delay * 2, 4)
+        }
+        return false
+    }
+
+    /// Stops cleanly: deactivates, writes and closes file sinks, removes
+    /// the metadata, unregisters the ports, closes the client, stops an
+    /// embedded server. Idempotent.
+    /// - Returns: errors from finishing the file sinks. [owner-thread]
+    func stop() -> [String] {
+        guard !stopped else { return [] }
+        stopped = true
+        let serverGone = cycle.serverGone.load(ordering: .acquiring)
+        if !serverGone { client.deactivate() }
+        engine.worker.stop()
+        let errors = engine.worker.finishJobs().map { "\($0)" }
+        if !serverGone {
+            for port in jackPorts {
+                client.removeProperties(port)
+                client.unregister(port)
+            }
+        }
+        client.close()
+        server?.stop()
+        continuation.finish()
+        return errors
+    }
+}

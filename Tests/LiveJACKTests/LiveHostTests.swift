@@ -1,0 +1,289 @@
+import AudioGraph
+import AudioGraphJACK
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The single-owner live host (issue 8): reconnecting after the server is
+/// restarted, latency reported as delay only (measured with jack_iodelay),
+/// the server's rate in the mismatch message, and the control surface's
+/// answers.
+final class LiveHostTests: XCTestCase {
+    static let rate = 48000.0
+    var dir: TemporaryDirectory!
+    var niceBefore: Int32 = 0
+
+    override func setUpWithError() throws {
+        dir = try TemporaryDirectory("agraph-host")
+        niceBefore = TestJACKServer.raiseThreadPriority()
+    }
+
+    override func tearDown() {
+        dir = nil
+        TestJACKServer.raiseThreadPriority(to: niceBefore)
+    }
+
+    func startGraph(_ json: String, server: String, clientName: String = "agraph-live") throws -> RunningGraph {
+        let binder = JACKPortBinder()
+        let graph = try GraphValidator(registry: .withJACK(binder))
+            .validate(bytes: Array(json.utf8), file: "live.json", directory: dir.path).get()
+        var options = RunningGraph.Options()
+        options.clientName = clientName
+        options.server = .external
+        options.serverName = server
+        return try RunningGraph(graph: graph, binder: binder, options: options)
+    }
+
+    /// The level of the last 0.1 s a recorder got on channel `c`, in dBFS.
+    static func recentLevel(_ rec: JACKRecorder, channel c: Int = 0) -> Double {
+        let n = rec.framesRecorded
+        guard n >= 4800 else { return -.infinity }
+        return SignalAnalysis.sineLevelDBFS(rec.samples(c, (n - 4800)..<n))
+    }
+
+    // MARK: reconnect
+
+    /// The server stops (SIGTERM) and a new one starts under the same name:
+    /// the graph carries on with its engine, its ports come back, the
+    /// graph's `connect` patterns and a connection someone else made are
+    /// restored as their ports appear.
+    func testReconnectAfterTheServerRestartsBringsBackPortsAndConnections() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 20)
+        defer { rec.abandon() }
+        let manual = try JACKRecorder(server: server.name, name: "manual-rec", channels: 1, seconds: 20)
+        defer { manual.abandon() }
+        let live = try startGraph(LiveJACKTests.toneGraph(channels: 1, gain: true, connect: "agraph-rec:in_*"),
+                                  server: server.name)
+        defer { live.stop() }
+        let events = EventLog(live.events)
+        try manual.connect(from: ["agraph-live:out_1"])
+        XCTAssertTrue(manual.waitForFrames(4800 * 3, timeout: 10))
+        XCTAssertTrue(rec.waitForFrames(4800 * 3, timeout: 10))
+        try live.set("g.gain", -6)
+        let before = live.engine.framePosition
+
+        server.stop()
+        XCTAssertNotNil(events.wait(timeout: 10) { if case .shutdown = $0 { true } else { false } }, "\(events.all)")
+        XCTAssertNotNil(live.shutdownReason)
+        rec.abandon()
+        manual.abandon()
+
+        // Reconnect from another thread while the server comes back.
+        let done = Atomic<Int>(0)
+        let reconnecting = Thread { done.store(live.reconnect(timeout: 30) ? 1 : 2, ordering: .releasing) }
+        reconnecting.start()
+        let again = try TestJACKServer(name: server.name)
+        defer { again.stop() }
+        let deadline = Date().addingTimeInterval(30)
+        while done.load(ordering: .acquiring) == 0 && Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(done.load(ordering: .acquiring), 1, "reconnected; events: \(events.all)")
+        XCTAssertNotNil(events.wait(timeout: 5) { $0 == .reconnected }, "\(events.all)")
+        XCTAssertNil(live.shutdownReason)
+
+        // The ports are back; the recorders come back after the graph.
+        let lsp = try again.tool("jack_lsp")
+        XCTAssertTrue(lsp.stdout.contains("agraph-live:out_1"), lsp.stdout)
+        let rec2 = try JACKRecorder(server: again.name, channels: 1, seconds: 10)
+        defer { rec2.close() }
+        let manual2 = try JACKRecorder(server: again.name, name: "manual-rec", channels: 1, seconds: 10)
+        defer { manual2.close() }
+        XCTAssertTrue(rec2.waitForFrames(Int(0.5 * Self.rate), timeout: 10), "the connect pattern is applied again")
+        XCTAssertTrue(manual2.waitForFrames(Int(0.5 * Self.rate), timeout: 10), "the other connection is restored")
+        XCTAssertEqual(Self.recentLevel(rec2), -18, accuracy: 0.1, "the same engine: -12 dBFS tone, gain -6 still set")
+        XCTAssertEqual(Self.recentLevel(manual2), -18, accuracy: 0.1)
+        XCTAssertGreaterThan(live.engine.framePosition, before, "the graph carries on")
+        XCTAssertEqual(try live.value("g.gain"), -6)
+        XCTAssertFalse(live.status().serverGone)
+        XCTAssertTrue(live.stop().isEmpty)
+    }
+
+    /// `agraph run --reconnect`: the server restarts, agraph says so and
+    /// runs again, and `quit` still stops it cleanly.
+    func testCLIReconnectRunsAgainAfterTheServerRestarts() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let graph = dir.file("tone.json")
+        try LiveJACKTests.toneGraph(channels: 1, connect: "agraph-rec:in_*").write(toFile: graph, atomically: true, encoding: .utf8)
+        let first = try JACKRecorder(server: server.name, channels: 1, seconds: 5)
+        defer { first.abandon() }
+        let cli = try CLIProcess(["run", graph, "--server", "external", "--server-name", server.name, "--reconnect", "--quiet"],
+                                 directory: dir.path)
+        defer { cli.kill() }
+        XCTAssertNotNil(cli.waitForStderr("agraph: running", timeout: 15), cli.stderr)
+        XCTAssertTrue(first.waitForFrames(Int(0.6 * Self.rate), timeout: 10))
+        XCTAssertEqual(Self.recentLevel(first), -12, accuracy: 0.1)
+        server.stop()
+        first.abandon()
+        XCTAssertNotNil(cli.waitForStderr("waiting for a JACK server", timeout: 10), cli.stderr)
+        let again = try TestJACKServer(name: server.name)
+        defer { again.stop() }
+        XCTAssertNotNil(cli.waitForStderr("running again", timeout: 20), cli.stderr)
+        let rec = try JACKRecorder(server: again.name, channels: 1, seconds: 5)
+        defer { rec.close() }
+        XCTAssertTrue(rec.waitForFrames(Int(0.5 * Self.rate), timeout: 10), "connected again by its pattern\n\(cli.stderr)")
+        XCTAssertEqual(Self.recentLevel(rec), -12, accuracy: 0.1)
+        cli.send("quit")
+        XCTAssertTrue(cli.waitForExit(timeout: 15), cli.stderr)
+        XCTAssertEqual(cli.status, 0, cli.stderr)
+    }
+
+    // MARK: latency
+
+    /// `jack_iodelay` looped through `into` → `from`: the round trip and
+    /// the extra loopback latency it printed last (beyond the latencies the
+    /// ports report).
+    func iodelay(server: TestJACKServer, into input: String, from output: String) throws -> (roundTrip: Double?, extra: Int?) {
+        let script = """
+            t=$(mktemp)
+            stdbuf -o0 jack_iodelay > "$t" 2>&1 & p=$!
+            for i in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jack_delay:in$' && break; sleep 0.1; done
+            jack_connect jack_delay:out '\(input)' && jack_connect '\(output)' jack_delay:in
+            sleep 3
+            kill $p; wait $p 2>/dev/null
+            tr '\\r' '\\n' < "$t" | grep 'total roundtrip latency' | tail -1 | grep -o '[0-9.]* frames'
+            tr '\\r' '\\n' < "$t" | grep 'extra loopback latency' | tail -1 | grep -o '[0-9]* frames'
+            rm -f "$t"
+            """
+        let r = try server.tool("bash", ["-c", script], timeout: 20)
+        let lines = r.stdout.split(separator: "\n")
+        let round = lines.first.flatMap { Double($0.split(separator: " ").first ?? "") }
+        let extra = lines.dropFirst().first.flatMap { Int($0.split(separator: " ").first ?? "") }
+        return (round, extra)
+    }
+
+    /// jack-in → gain → mixer ← file → jack-out: the file's ring is
+    /// prefetch, so the live path reports what it delays, 0, and
+    /// jack_iodelay measures the same round trip as through jack_thru with
+    /// an extra loopback latency of 0 (it used to report 512 frames and
+    /// print a negative, wrapped, extra latency).
+    func testAFileFedMixerAddsNoLatencyMeasuredWithIodelay() throws {
+        try XCTSkipUnless(findExecutable("jack_iodelay") != nil && findExecutable("jack_thru") != nil
+                          && findExecutable("stdbuf") != nil, "jack_iodelay, jack_thru or stdbuf missing")
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        try writeSoundFile(dir.file("quiet.wav"), format: .wavFloat32, channels: 1, sampleRate: Self.rate,
+                           samples: [Float](repeating: 0, count: 48000))
+
+        // jack_thru connects itself to the system ports; undo that, so that
+        // it is wired like the graph (only to jack_iodelay).
+        let thru = Process()
+        thru.executableURL = URL(fileURLWithPath: findExecutable("jack_thru") ?? "/usr/bin/jack_thru")
+        thru.environment = ["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"]
+        thru.standardOutput = FileHandle.nullDevice
+        thru.standardError = FileHandle.nullDevice
+        try thru.run()
+        defer { if thru.isRunning { thru.terminate(); thru.waitUntilExit() } }
+        let unwire = """
+            for i in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jack_thru:output_2$' && break; sleep 0.1; done
+            for p in 1 2; do jack_disconnect system:capture_$p jack_thru:input_$p; jack_disconnect jack_thru:output_$p system:playback_$p; done
+            exit 0
+            """
+        _ = try server.tool("bash", ["-c", unwire])
+        let viaThru = try iodelay(server: server, into: "jack_thru:input_1", from: "jack_thru:output_1")
+        thru.terminate()
+        thru.waitUntilExit()
+
+        let live = try startGraph("""
+            {"format": "agraph/1", "name": "mixthru", "nodes": [
+              {"id": "in", "type": "jack-in", "params": {"channels": 1}},
+              {"id": "g", "type": "gain", "params": {"gain": 0}},
+              {"id": "song", "type": "file", "params": {"path": "quiet.wav", "loop": true}},
+              {"id": "mix", "type": "mixer", "params": {"inputs": 2}},
+              {"id": "out", "type": "jack-out"}],
+             "links": [{"from": "in", "to": "g"}, {"from": "g", "to": "mix:in0"},
+                       {"from": "song", "to": "mix:in1"}, {"from": "mix", "to": "out"}]}
+            """, server: server.name, clientName: "agraph-mix")
+        defer { live.stop() }
+        XCTAssertEqual(live.engine.latencies, [0, 0, 0, 0, 0], "only algorithmic delay counts")
+        let viaGraph = try iodelay(server: server, into: "agraph-mix:in_1", from: "agraph-mix:out_1")
+
+        let thruFrames = try XCTUnwrap(viaThru.roundTrip, "jack_iodelay measured nothing through jack_thru")
+        let graphFrames = try XCTUnwrap(viaGraph.roundTrip, "jack_iodelay measured nothing through the graph")
+        XCTAssertEqual(graphFrames, thruFrames, accuracy: 0.5, "the same round trip as through jack_thru")
+        // jack_iodelay counts as "extra" what no port reports: in a loop on
+        // one server that is JACK's own period (the loop is cut there), the
+        // same for jack_thru and for the graph. The graph adds nothing to
+        // it; it used to report 512 frames it did not delay, and the extra
+        // came out negative (printed wrapped, near 2^32).
+        let thruExtra = try XCTUnwrap(viaThru.extra), graphExtra = try XCTUnwrap(viaGraph.extra)
+        XCTAssertEqual(Double(graphExtra), Double(thruExtra), accuracy: 1, "the same extra loopback latency as jack_thru")
+        XCTAssertLessThanOrEqual(graphExtra, server.period, "not wrapped: the ports do not claim more than the loop delays")
+
+        // And jack_lsp shows the same: the graph adds nothing on either port.
+        let lsp = try runTool("jack_lsp", ["-s", server.name, "-l"], environment: ["JACK_NO_START_SERVER": "1"])
+        let latencies = LiveJACKTests.parseLatencies(lsp.stdout)
+        XCTAssertEqual(latencies["agraph-mix:out_1"]?.capture, [0, 0], lsp.stdout)
+        XCTAssertEqual(latencies["agraph-mix:in_1"]?.playback, [0, 0], lsp.stdout)
+    }
+
+    // MARK: new-user defects
+
+    /// A 44100 Hz graph on a 48000 Hz server names the server's rate (it
+    /// said "0 Hz": the rate was read after the client closed).
+    func testARateMismatchNamesTheServersRate() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let json = LiveJACKTests.toneGraph(connect: nil).replacingOccurrences(of: "\"sampleRate\": 48000", with: "\"sampleRate\": 44100")
+        XCTAssertThrowsError(try startGraph(json, server: server.name)) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("the JACK server runs at 48000 Hz but the graph at 44100 Hz"), text)
+            XCTAssertTrue(text.contains("set the graph's \"sampleRate\" to 48000"), text)
+        }
+    }
+
+    /// `get` answers in the words `set` takes; `status` does not reset the
+    /// meters, so two statuses at the same moment agree.
+    func testGetAnswersInSetsWordsAndStatusReadsDoNotDisagree() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let live = try startGraph("""
+            {"format": "agraph/1", "name": "words", "sampleRate": 48000, "nodes": [
+              {"id": "tone", "type": "test-tone", "params": {"waveform": "sine", "frequency": 1000, "level": -12, "channels": 2}},
+              {"id": "mix", "type": "mixer", "params": {"inputs": 1}},
+              {"id": "out", "type": "jack-out"}],
+             "links": [{"from": "tone", "to": "mix"}, {"from": "mix", "to": "out"}]}
+            """, server: server.name)
+        defer { live.stop() }
+        let control = live.control
+
+        XCTAssertEqual(try control.get("mix.mutes[0]").word, "false")
+        XCTAssertEqual(try control.set("mix.mutes[0]", word: "true").word, "true")
+        XCTAssertEqual(try control.get("mix.mutes[0]").word, "true")
+        XCTAssertEqual(try control.get("mix.mutes[0]").value, 1)
+        XCTAssertEqual(try control.set("mix.mutes[0]", word: "off").description, "mix.mutes[0] = false")
+        XCTAssertEqual(try control.get("mix.outputGain").word, "0")
+        XCTAssertEqual(try control.set("mix.gains[0]", word: "-6.5").word, "-6.5")
+        // A choice answers with its option's name (no built-in node has a
+        // live choice: the daa node's `endpoint` is one).
+        let waveform = try XCTUnwrap(NodeRegistry.builtIn["test-tone"]?.descriptor.parameters.first { $0.name == "waveform" })
+        guard case .choice(let options) = waveform.type else { return XCTFail("waveform is a choice") }
+        XCTAssertEqual(ControlSurface.word(1, for: waveform), options[1])
+        XCTAssertEqual(ControlSurface.word(7.5, for: waveform), "7.5")
+        // The console's reply is the reading, in the same words.
+        guard case .success(let reply)? = control.execute(line: "get mix.mutes[0]") else { return XCTFail() }
+        XCTAssertEqual(reply.text, "mix.mutes[0] = false")
+        guard case .success(let setReply)? = control.execute(line: "set mix.mutes[0] on") else { return XCTFail() }
+        XCTAssertEqual(setReply.text, "mix.mutes[0] = true")
+        guard case .failure(let e)? = control.execute(line: "set mix.mutes[0] maybe") else { return XCTFail() }
+        XCTAssertTrue(e.message.contains("not a value of mix.mutes[0]"), e.message)
+        _ = try control.set("mix.mutes[0]", word: "false")
+
+        // Two statuses in a row (no JACK cycle needs to pass between them) agree.
+        Thread.sleep(forTimeInterval: 0.5)
+        for _ in 0..<20 {
+            let a = live.status(), b = live.status()
+            XCTAssertEqual(a.peaks, b.peaks)
+            XCTAssertEqual(a.peaks.count, 2)
+            for p in a.peaks { XCTAssertEqual(p.dBFS, -18.5, accuracy: 0.6, "the window's peak: \(a.text)") }
+            guard case .success(.status(let c))? = control.execute(line: "status") else { return XCTFail() }
+            XCTAssertEqual(c.peaks, live.status().peaks, "the status command shows what the status line shows")
+            usleep(20_000)
+        }
+    }
+}
