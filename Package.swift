@@ -27,12 +27,16 @@ let package = Package(
         .library(name: "AGraphExamplePlugin", type: .dynamic, targets: ["ExamplePlugin"]),
         // The Dolby DAA decoder node (loads a licensee's library at run time).
         .library(name: "AGraphDAAPlugin", type: .dynamic, targets: ["DAAPlugin"]),
+        // A decoder plugin written on AGraphPluginKit (codec "pcm-frames").
+        .library(name: "AGraphPCMFramesPlugin", type: .dynamic, targets: ["PCMFramesPlugin"]),
         // Test double of the DAA library's interface: NOT a decoder.
         .library(name: "TestDoubleDAA", type: .dynamic, targets: ["TestDoubleDAA"]),
         // Test fixture: a plugin built against another ABI major version.
         .library(name: "AGraphTestAbiMismatchPlugin", type: .dynamic, targets: ["AbiMismatchPlugin"]),
         // Test fixture: a plugin claiming 4 billion node types, parameters or choices, or overlong strings.
         .library(name: "AGraphTestHugeCountsPlugin", type: .dynamic, targets: ["HugeCountsPlugin"]),
+        // Test fixture: a plugin that allocates in process (agraph check-plugin must fail it).
+        .library(name: "AGraphTestAllocatingPlugin", type: .dynamic, targets: ["AllocatingPlugin"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
     ],
@@ -103,6 +107,11 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .target(
+            name: "PCMFramesPlugin",
+            dependencies: ["AGraphPluginKit"],
+            path: "Plugins/PCMFramesPlugin"
+        ),
+        .target(
             name: "DAAPlugin",
             dependencies: ["CAGraphPlugin"],
             path: "Plugins/DAAPlugin",
@@ -120,6 +129,13 @@ let package = Package(
             name: "HugeCountsPlugin",
             path: "Tests/PluginFixtures/HugeCountsPlugin"
         ),
+        .target(
+            name: "AllocatingPlugin",
+            path: "Tests/PluginFixtures/AllocatingPlugin"
+        ),
+        // Per-thread allocation counting for `agraph check-plugin`: replaces
+        // malloc, so it is linked into the agraph executable only.
+        .target(name: "CAGraphAllocCount", path: "Sources/CAGraphAllocCount"),
         .executableTarget(
             name: "agraph",
             dependencies: [
@@ -127,6 +143,7 @@ let package = Package(
                 "AudioGraphJACK",
                 "AudioGraphPlugins",
                 "AC4",
+                "CAGraphAllocCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/agraph"

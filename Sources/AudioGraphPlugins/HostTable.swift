@@ -71,7 +71,7 @@ public final class PluginHost: @unchecked Sendable {
     public let nodeID: String
     public let typeID: String
     /// The `agraph_host_t` handed to the plugin; freed in deinit.
-    let table: UnsafeMutablePointer<agraph_host_t>
+    public let table: UnsafeMutablePointer<agraph_host_t>
     private let route = Atomic<UInt32>(AGRAPH_ROUTE_UNKNOWN.rawValue)
     private let queue = RealtimeLogQueue(slots: 64)
     /// Calls of host functions on a thread their tag forbids.
@@ -112,7 +112,7 @@ public final class PluginHost: @unchecked Sendable {
         set { route.store(Self.code(newValue), ordering: .relaxed) }
     }
 
-    static func code(_ route: OutputRoute) -> UInt32 {
+    public static func code(_ route: OutputRoute) -> UInt32 {
         switch route {
         case .headphones: AGRAPH_ROUTE_HEADPHONES.rawValue
         case .speakers: AGRAPH_ROUTE_SPEAKERS.rawValue

@@ -1,5 +1,6 @@
 import XCTest
 import AC4
+import AudioGraph
 import AudioGraphPlugins
 import CAGraphPlugin
 import TestSupport
@@ -234,10 +235,11 @@ final class DAATests: XCTestCase {
         node.deactivate(); node.destroy()
     }
 
-    /// With endpoint auto, the output route the host reports
-    /// (`outputIsHeadphones`) picks the endpoint from the next frame, as
-    /// DAAPlay follows route changes; unknown (-1) falls back; an explicit
-    /// endpoint ignores the route; and the endpoint itself is live.
+    /// With endpoint auto, the output route the host reports (ABI 1.2
+    /// `agraph.output-route/1`: the plugin side's `changed`, on the main
+    /// thread) picks the endpoint from the next frame, as DAAPlay follows
+    /// route changes; unknown falls back; an explicit endpoint ignores the
+    /// route; and the endpoint itself is live.
     func testEndpointAutoFollowsTheRouteAndEndpointIsLive() throws {
         let node = try plugin.create(["library": .string(Self.doublePath), "endpoint": .choice("auto"),
                                       "fallbackEndpoint": .choice("speakers")])
@@ -245,10 +247,10 @@ final class DAATests: XCTestCase {
         var right: [Float] = []
         for i in 0..<10 {
             switch i {
-            case 2: node.setParameter("outputIsHeadphones", 1)
-            case 4: node.setParameter("outputIsHeadphones", 0)
+            case 2: node.routeChanged(.headphones)
+            case 4: node.routeChanged(.speakers)
             case 6: node.setParameter("endpoint", 0)            // headphones, whatever the route
-            case 8: node.setParameter("endpoint", 2); node.setParameter("outputIsHeadphones", -1)
+            case 8: node.setParameter("endpoint", 2); node.routeChanged(.unknown)
             default: break
             }
             right += try node.decode(Self.frames[i].bytes, timestamp: i * 2048).right
@@ -260,6 +262,56 @@ final class DAATests: XCTestCase {
             XCTAssertEqual(Self.parameters(right[i * 2048]).endpoint, expected[i], "frame \(i)")
         }
         node.deactivate(); node.destroy()
+    }
+
+    /// The route known before activation (the live host tells every node
+    /// before it activates) is in force from the first frame: nothing plays
+    /// on the fallback endpoint first. Read through the host table at
+    /// create and at activate.
+    func testTheRouteKnownBeforeActivationAppliesFromTheFirstFrame() throws {
+        for (route, endpoint) in [(OutputRoute.speakers, 1), (.headphones, 2)] {
+            let host = PluginHost(nodeID: "dec", typeID: "daa")
+            host.outputRoute = route
+            let fallback = route == .speakers ? "headphones" : "speakers"
+            let node = try plugin.create(["library": .string(Self.doublePath), "fallbackEndpoint": .choice(fallback)], host: host)
+            try node.activate()
+            let out = try node.decode(Self.frames[0].bytes, timestamp: 0)
+            XCTAssertEqual(Self.parameters(out.right[0]).endpoint, endpoint, "\(route)")
+            node.deactivate(); node.destroy()
+        }
+        // Told after create, before activate: activate reads it again.
+        let host = PluginHost(nodeID: "dec", typeID: "daa")
+        let node = try plugin.create(["library": .string(Self.doublePath), "fallbackEndpoint": .choice("headphones")], host: host)
+        host.outputRoute = .speakers
+        try node.activate()
+        XCTAssertEqual(Self.parameters(try node.decode(Self.frames[0].bytes, timestamp: 0).right[0]).endpoint, 1)
+        node.deactivate(); node.destroy()
+    }
+
+    /// ABI 1.2: the library is opened once per process per path (check,
+    /// create and details share it), and deinit closes it.
+    func testTheLibraryIsOpenedOncePerProcess() throws {
+        let folder = try TemporaryDirectory("agraph-daa-once")
+        let copy = folder.file("libOnceDAA.so")
+        try FileManager.default.copyItem(atPath: Self.doublePath, toPath: copy)
+        let handle = try dlopen(copy, RTLD_NOW | RTLD_LOCAL).orThrow("cannot open the copy")
+        defer { dlclose(handle) }
+        typealias Log = @convention(c) () -> UnsafePointer<CChar>
+        let log = unsafeBitCast(dlsym(handle, "test_double_daa_call_log"), to: Log.self)
+        func opens() -> Int { String(cString: log()).split(separator: "\n").filter { $0.hasPrefix("query_info") }.count }
+        XCTAssertNil(plugin.check(["library": .string(copy)]))
+        XCTAssertNil(plugin.check(["library": .string(copy)]))
+        for _ in 0..<3 {
+            let node = try plugin.create(["library": .string(copy)])
+            try node.activate(); node.deactivate(); node.destroy()
+        }
+        XCTAssertEqual(opens(), 1, "two checks and three creates: one query_info")
+        setenv("DAA_LIBRARY", copy, 1)
+        _ = plugin.details; _ = plugin.details
+        XCTAssertEqual(opens(), 2, "DAA_LIBRARY is another key, opened once for every details call")
+        plugin.deinitLibrary()
+        XCTAssertNil(plugin.check(["library": .string(copy)]))
+        XCTAssertEqual(opens(), 3, "after deinit, the next use opens it again")
     }
 
     func testOutputLayoutIsBinauralOnlyWhenVirtualizingForHeadphones() throws {
@@ -309,7 +361,10 @@ final class DAATests: XCTestCase {
             }
             other.destroy()
 
-            // From query_info, through create's (and check's) error.
+            // From query_info, through create's (and check's) error. The
+            // library is opened once per process: close it (deinit) so that
+            // the next use opens it afresh.
+            plugin.deinitLibrary()
             setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_query_info:\(code)", 1)
             XCTAssertTrue(plugin.check(["library": .string(Self.doublePath)])?.hasPrefix("DAA error \(code): \(meaning) (dlb_decode_query_info") == true)
         }
@@ -486,7 +541,10 @@ final class DAATests: XCTestCase {
         XCTAssertEqual((1..<Int(t.param_count)).filter { t.params[$0].flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY) != 0 }, [])
         let names = (0..<Int(t.param_count)).map { String(cString: t.params[$0].name) }
         XCTAssertEqual(names, ["library", "endpoint", "fallbackEndpoint", "virtualizer", "dialogueEnhancement",
-                               "outputReferenceLevel", "presentation", "mainAssociatedMix", "outputIsHeadphones"])
+                               "outputReferenceLevel", "presentation", "mainAssociatedMix"],
+                       "no outputIsHeadphones: the route comes through agraph.output-route/1")
+        XCTAssertNotNil(plugin.descriptor.pointee.`init`, "ABI 1.2 init")
+        XCTAssertNotNil(plugin.descriptor.pointee.`deinit`, "ABI 1.2 deinit")
         let live = (0..<Int(t.param_count)).filter { t.params[$0].flags & UInt32(AGRAPH_PARAM_LIVE) != 0 }
             .map { String(cString: t.params[$0].name) }
         XCTAssertEqual(live, Array(names.dropFirst()), "every parameter but library is live, the endpoint choices included")
@@ -513,9 +571,19 @@ final class Plugin {
         let entry = unsafeBitCast(dlsym(h, "agraph_plugin_entry"), to: Entry.self)
         descriptor = try entry().orThrow("no descriptor")
         type = try descriptor.pointee.node_types[0].orThrow("no node type")
+        // ABI 1.2: library-wide init before anything else, as the loader does.
+        var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        guard descriptor.pointee.`init`?(path, &error, UInt32(error.count)) ?? 1 == 1 else {
+            throw PluginFailure(description: text(error))
+        }
     }
 
+    /// The plugin's deinit: closes the libraries it opened (every instance
+    /// must be destroyed); the next use opens them again.
+    func deinitLibrary() { descriptor.pointee.`deinit`?() }
+
     deinit {
+        deinitLibrary()
         dlclose(handle)
         dlclose(doubleHandle)
     }
@@ -543,8 +611,9 @@ final class Plugin {
         (0..<Int(type.pointee.param_count)).first { String(cString: type.pointee.params[$0].name) == name }
     }
 
-    /// Calls `body` with a create_info for these values (the rest defaulted, as the host does).
-    func withInfo<R>(_ values: [String: Value], _ body: (UnsafePointer<agraph_create_info_t>) -> R) -> R {
+    /// Calls `body` with a create_info for these values (the rest defaulted,
+    /// as the host does), with `host` as the ABI 1.2 host table.
+    func withInfo<R>(_ values: [String: Value], host: PluginHost? = nil, _ body: (UnsafePointer<agraph_create_info_t>) -> R) -> R {
         let t = type.pointee
         var strings: [UnsafeMutablePointer<CChar>] = []
         defer { strings.forEach { free($0) } }
@@ -577,6 +646,10 @@ final class Plugin {
                 info.input_channels = 0
                 info.output_channels = 2
                 info.sample_rate = 48000
+                if let host {
+                    info.host_abi_minor = UInt32(AGRAPH_PLUGIN_ABI_MINOR)
+                    info.host = UnsafePointer(host.table)
+                }
                 return withUnsafePointer(to: &info) { body($0) }
             }
         }
@@ -595,23 +668,34 @@ final class Plugin {
         withInfo(values) { info in type.pointee.output_layout?(info).map { String(cString: $0) } }
     }
 
-    func create(_ values: [String: Value]) throws -> Node {
+    func create(_ values: [String: Value], host: PluginHost = PluginHost(nodeID: "test-daa", typeID: "daa")) throws -> Node {
         var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
-        let instance = withInfo(values) { info in type.pointee.create!(info, &error, UInt32(error.count)) }
+        let instance = withInfo(values, host: host) { info in type.pointee.create!(info, &error, UInt32(error.count)) }
         guard let instance else { throw PluginFailure(description: text(error)) }
-        return Node(plugin: self, instance: instance)
+        return Node(plugin: self, instance: instance, host: host)
     }
 }
 
 final class Node {
     let plugin: Plugin
     let instance: OpaquePointer
+    /// The node's host table (outlives the instance).
+    let host: PluginHost
     var decoder: UnsafePointer<agraph_decoder_ext_t>!
     var left: [Float] = [], right: [Float] = []
 
-    init(plugin: Plugin, instance: OpaquePointer) {
+    init(plugin: Plugin, instance: OpaquePointer, host: PluginHost) {
         self.plugin = plugin
         self.instance = instance
+        self.host = host
+    }
+
+    /// What the host does when the route changes: its table answers the
+    /// new route, and the plugin side of the extension is told. [main-thread]
+    func routeChanged(_ route: OutputRoute) {
+        host.outputRoute = route
+        let ext = type.get_extension?(instance, AGRAPH_EXT_OUTPUT_ROUTE)?.assumingMemoryBound(to: agraph_output_route_ext_t.self)
+        ext?.pointee.changed?(instance, PluginHost.code(route))
     }
 
     var type: agraph_node_type_t { plugin.type.pointee }

@@ -1,0 +1,42 @@
+import ArgumentParser
+import AudioGraphPlugins
+import CAGraphAllocCount
+
+/// `agraph check-plugin LIB`: a conformance check for plugin authors (the
+/// clap-validator way). See `PluginConformance` for what it walks.
+struct CheckPlugin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-plugin",
+        abstract: "Check a node plugin library against the plugin ABI; exit 1 when anything fails.",
+        discussion: """
+            Loads the library with the loader's checks (file, ELF, ABI version, limits, init), then walks \
+            every node type through create, activate, process and set_parameter (on a thread marked as the \
+            audio thread), deactivate and destroy, at block sizes 1, 7, 128 and 4099, for the default \
+            parameters and each parameter at its extremes (min, max, false, true, every choice). A decoder \
+            gets frames that are not of its codec, live parameter changes, a flush and a drain on a thread \
+            marked as the worker. Allocations in audio-thread calls are counted and must be 0; host \
+            functions called on a thread their tag forbids are failures. Each failure is said in words.
+            """)
+
+    @Argument(help: "The plugin library (.so).") var library: String
+
+    func run() throws {
+        let report = PluginConformance.check(path: library) { body in
+            guard agraph_alloc_count_available() != 0 else { body(); return nil }
+            agraph_alloc_count_begin()
+            body()
+            return Int(agraph_alloc_count_end())
+        }
+        print("check-plugin: \(library)")
+        for line in report.lines { print("  \(line)") }
+        for note in report.notes { print("  note: \(note)") }
+        for line in PluginLog.drain() { print("  plugin said: \(line)") }
+        if report.passed {
+            print("check-plugin: passed")
+            return
+        }
+        for failure in report.failures { printError("FAIL: \(failure)") }
+        printError("check-plugin: \(report.failures.count) failure\(report.failures.count == 1 ? "" : "s") in \(library)")
+        throw ExitCode.failure
+    }
+}
