@@ -75,4 +75,27 @@ final class ConsoleLiveTests: XCTestCase {
         XCTAssertEqual(cli.status, 0, cli.stderr)
         XCTAssertTrue(cli.stderr.contains("error: seek: 'inf' is not a finite number of seconds"), cli.stderr)
     }
+
+    /// `seek 1e308` trapped in `Int(_:)` (SIGILL): now the prompt answers
+    /// with an error and the graph plays on.
+    func testSecondsOutOfRangeAtThePromptAreAnsweredAndPlayGoesOn() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        try writeSoundFile(dir.file("tone.wav"), format: .wavFloat32, channels: 1, sampleRate: 48000,
+                           samples: Synth.sine(frequency: 440, amplitude: 0.5, sampleRate: 48000, frames: 48000 * 20))
+        let graph = dir.file("player.json")
+        try #"{"format": "agraph/1", "nodes": [{"id": "song", "type": "file", "params": {"path": "tone.wav"}}, {"id": "out", "type": "jack-out"}], "links": [{"from": "song", "to": "out"}]}"#
+            .write(toFile: graph, atomically: true, encoding: .utf8)
+        let cli = try CLIProcess(["run", graph, "--server", "external", "--server-name", server.name, "--quiet"],
+                                 directory: dir.path)
+        defer { cli.kill() }
+        XCTAssertNotNil(cli.waitForStderr("agraph: running", timeout: 15), cli.stderr)
+        try write(cli, Array("seek 1e308\nseek song 99999999999999999999\nseek 1e15\nstatus\n".utf8))
+        XCTAssertTrue(waitFor(timeout: 10) { statusReplies(cli) == 1 }, "stdout: \(cli.stdout)\nstderr: \(cli.stderr)")
+        XCTAssertEqual(cli.stderr.components(separatedBy: "out of range").count - 1, 3, cli.stderr)
+        XCTAssertTrue(cli.process.isRunning, "still playing")
+        try write(cli, Array("seek 2\nquit\n".utf8))
+        XCTAssertTrue(cli.waitForExit(timeout: 15), cli.stderr)
+        XCTAssertEqual(cli.status, 0, cli.stderr)
+    }
 }
