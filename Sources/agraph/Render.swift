@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphPlugins
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -76,6 +77,7 @@ struct Render: ParsableCommand {
         progress.finish()
         for e in result.finishErrors { printError("agraph: \(e)") }
         for n in result.notices { printError("agraph: \(n)") }
+        for line in PluginLog.drain() { printError("agraph: \(line)") }   // plugins' messages (agraph.log/1)
         let seconds = Double(result.frames) / rate
         if !quiet {
             let speed = elapsed > 0 ? seconds / elapsed : 0
