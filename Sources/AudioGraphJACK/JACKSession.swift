@@ -159,12 +159,13 @@ final class JACKSession: @unchecked Sendable {
         jack_set_latency_callback(h, latencyCallback, Unmanaged.passUnretained(latency).toOpaque())
         cycle.bufferSize.store(client.bufferSize, ordering: .relaxed)
         seenSize = client.bufferSize
+        // The route the connections will give, known before anything is
+        // rendered or decoded ahead.
+        let planned = plannedConnections()
+        updateRoute(planned.mapValues { Set($0) })
         // Fill the rings before the first cycle so it does not underrun.
         engine.worker.start()
         engine.worker.waitUntilReady(frames: client.bufferSize)
-        // The route the connections will give, known before the first block.
-        let planned = plannedConnections()
-        updateRoute(planned.mapValues { Set($0) })
         // Hold the graph (silence, sources still) until its ports are
         // connected, so that the first frames are heard, not lost.
         let wasPaused = cycle.paused.exchange(true, ordering: .relaxed)
