@@ -5,11 +5,12 @@
 // plugin can use it:
 //
 //   AC4CRC16              the sync frame's CRC-16 (poly 0x8005), table-driven
+//                         (and in O(1) over any range of a buffer, after a linear set-up)
 //   AC4TOC                the first fields of raw_ac4_frame's ac4_toc()
 //   AC4Frame              one accepted sync frame: where it is, its TOC, its timestamp
-//   AC4SyncFrameReader    iterates frames over bytes in memory, with resync
+//   AC4SyncFrameReader    iterates frames over bytes in memory, with resync, in linear time
 //   AC4Statistics         what the reader counted: CRC errors, skipped bytes, gaps, tail
-//   AC4FileReader         reads a file into memory, with descriptive errors
+//   AC4FileReader         reads a regular file (≤ 1 GiB) into memory, with descriptive errors
 //   AC4Index              frame offsets and timestamps; nearest I-frame before a sample
 //   AC4SyncFrameWriter    wraps raw frames in sync frames (tests, re-muxing)
 //

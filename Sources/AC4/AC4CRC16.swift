@@ -66,27 +66,31 @@ public enum AC4CRC16 {
     // so feeding a zero byte multiplies by x^8. Hence, with P[i] the CRC of
     // bytes[0..<i]:  CRC(bytes[a..<e]) = P[e] XOR (P[a] · x^(8(e-a)) mod G).
 
-    /// The register after feeding one zero byte: `r · x^8 mod G`.
+    /// `a · b mod G`: a carry-less 16 × 16-bit product, reduced by feeding
+    /// its high half two zero bytes (`h · x^16 mod G`) through `t` (the
+    /// CRC table).
     @inline(__always)
-    static func shiftZeroByte(_ r: UInt16, _ t: UnsafeBufferPointer<UInt16>) -> UInt16 {
-        (r << 8) ^ t[Int(r >> 8)]
+    static func multiply(_ a: UInt16, _ b: UInt16, _ t: UnsafePointer<UInt16>) -> UInt16 {
+        let wide = UInt32(a)
+        let bits = UInt32(b)
+        var product: UInt32 = 0
+        var i: UInt32 = 0
+        while i < 16 {   // branch-free; unrolled by the optimizer
+            product ^= (wide << i) & (0 &- ((bits >> i) & 1))
+            i &+= 1
+        }
+        var r = UInt16(truncatingIfNeeded: product >> 16)
+        r = (r << 8) ^ t[Int(r >> 8)]
+        r = (r << 8) ^ t[Int(r >> 8)]
+        return r ^ UInt16(truncatingIfNeeded: product)
     }
 
-    /// `a · b mod G`: a carry-less 16 × 16-bit product, reduced by feeding
-    /// its high half two zero bytes (`h · x^16 mod G`).
+    /// `a · b mod G`.
     static func multiply(_ a: UInt16, _ b: UInt16) -> UInt16 {
-        var product: UInt32 = 0
-        let wide = UInt32(a)
-        var bits = UInt32(b)
-        var shift: UInt32 = 0
-        while bits != 0 {
-            product ^= (wide << shift) & (0 &- (bits & 1))
-            bits >>= 1
-            shift += 1
+        table.withUnsafeBufferPointer { t in
+            // The table always has 256 entries.
+            t.baseAddress.map { multiply(a, b, $0) } ?? 0
         }
-        return table.withUnsafeBufferPointer { t in
-            shiftZeroByte(shiftZeroByte(UInt16(truncatingIfNeeded: product >> 16), t), t)
-        } ^ UInt16(truncatingIfNeeded: product)
     }
 
     /// `x^(8·n) mod G`, by square and multiply (a few dozen steps for any n ≥ 0).
@@ -105,53 +109,69 @@ public enum AC4CRC16 {
     /// The CRC of any byte range of one buffer in constant time, from
     /// tables built once in time linear in the buffer's length: prefix CRCs
     /// `P[i]` for every i, and `x^(8n) mod G` for every length n up to
-    /// `maxLength`. Immutable once built: shared by copies of a reader.
-    /// [any thread]
-    final class RangeTable: Sendable {
-        /// `prefix[i]` = CRC of `buffer[0..<i]`, for i in 0...count.
-        let prefix: [UInt16]
-        /// `powers[n]` = x^(8n) mod G, for n in 0...maxLength.
-        let powers: [UInt16]
+    /// `maxLength`. Immutable once built (one allocation, written only by
+    /// `init`): shared by copies of a reader, and read through `View`
+    /// without reference counting. [any thread]
+    final class RangeTable: @unchecked Sendable {
+        /// Prefix CRCs, then powers, then a copy of the CRC table.
+        private let storage: UnsafeMutableBufferPointer<UInt16>
+        /// Raw pointers into `storage`; valid while this table lives.
+        let view: View
 
-        /// Table bytes computed to build it: one CRC table step per entry,
-        /// about `count + min(count, maxLength)`.
-        var work: Int { prefix.count + powers.count }
+        /// The tables, read without reference counting. Valid only while
+        /// the `RangeTable` it came from is alive (the reader keeps both).
+        struct View: @unchecked Sendable {
+            /// `prefix[i]` = CRC of `buffer[0..<i]`, for i in 0...count.
+            let prefix: UnsafePointer<UInt16>
+            let count: Int
+            /// `powers[n]` = x^(8n) mod G, for n in 0..<powerCount.
+            let powers: UnsafePointer<UInt16>
+            let powerCount: Int
+            /// The CRC table (256 entries).
+            let crcTable: UnsafePointer<UInt16>
+
+            /// The CRC of `buffer[range]` (the buffer the table was built
+            /// from); `range` must lie within it.
+            @inline(__always)
+            func checksum(_ range: Range<Int>) -> UInt16 {
+                precondition(range.lowerBound >= 0 && range.upperBound <= count, "range outside the table")
+                let n = range.count
+                let power = n < powerCount ? powers[n] : AC4CRC16.powerOfByteShift(n)
+                return prefix[range.upperBound] ^ AC4CRC16.multiply(prefix[range.lowerBound], power, crcTable)
+            }
+        }
+
+        /// Table entries computed to build it, one CRC table step each:
+        /// `count + 1 + min(count, maxLength) + 1`.
+        var work: Int { view.count + 1 + view.powerCount }
 
         /// Builds the tables for `buffer`, for ranges up to `maxLength` bytes long.
         init(_ buffer: UnsafeBufferPointer<UInt8>, maxLength: Int) {
             let count = buffer.count
-            prefix = [UInt16](unsafeUninitializedCapacity: count + 1) { p, initialized in
-                AC4CRC16.table.withUnsafeBufferPointer { t in
-                    var crc: UInt16 = 0
-                    p[0] = 0
-                    for i in 0..<count {
-                        crc = (crc << 8) ^ t[Int(UInt8(truncatingIfNeeded: crc >> 8) ^ buffer[i])]
-                        p[i + 1] = crc
-                    }
-                }
-                initialized = count + 1
+            let powerCount = Swift.max(0, Swift.min(count, maxLength)) + 1
+            let storage = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: count + 1 + powerCount + 256)
+            guard let base = storage.baseAddress else {
+                preconditionFailure("allocation of a non-empty buffer has an address")
             }
-            let lengths = Swift.max(0, Swift.min(count, maxLength)) + 1
-            powers = [UInt16](unsafeUninitializedCapacity: lengths) { p, initialized in
-                AC4CRC16.table.withUnsafeBufferPointer { t in
-                    var r: UInt16 = 1
-                    for n in 0..<lengths {
-                        p[n] = r
-                        r = AC4CRC16.shiftZeroByte(r, t)
-                    }
-                }
-                initialized = lengths
+            let prefix = base, powers = base + (count + 1), crc = powers + powerCount
+            AC4CRC16.table.withUnsafeBufferPointer { t in
+                for k in 0..<256 { crc[k] = t[k] }
             }
+            var r: UInt16 = 0
+            prefix[0] = 0
+            for i in 0..<count {
+                r = (r << 8) ^ crc[Int(UInt8(truncatingIfNeeded: r >> 8) ^ buffer[i])]
+                prefix[i + 1] = r
+            }
+            r = 1
+            for n in 0..<powerCount {
+                powers[n] = r
+                r = (r << 8) ^ crc[Int(r >> 8)]
+            }
+            self.storage = storage
+            view = View(prefix: prefix, count: count, powers: powers, powerCount: powerCount, crcTable: crc)
         }
 
-        /// The CRC of `buffer[range]` (the buffer the table was built from).
-        /// `range` must lie within it.
-        func checksum(_ range: Range<Int>) -> UInt16 {
-            let n = range.count
-            let head = prefix[range.lowerBound]
-            let shifted = n < powers.count ? AC4CRC16.multiply(head, powers[n])
-                                           : AC4CRC16.multiply(head, AC4CRC16.powerOfByteShift(n))
-            return prefix[range.upperBound] ^ shifted
-        }
+        deinit { storage.deallocate() }
     }
 }

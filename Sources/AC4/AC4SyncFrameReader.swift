@@ -194,10 +194,14 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
     private var directCRCBudget: Int
     /// Prefix CRCs of `bytes`, built when `directCRCBudget` runs out.
     private var crcTable: AC4CRC16.RangeTable?
+    /// `crcTable`'s view, kept alive by `crcTable`.
+    private var crcView: AC4CRC16.RangeTable.View?
     /// Bytes the CRC has processed so far: those fed directly plus the
-    /// entries of the range table (once built). The reader's dominant work;
-    /// at most about `3 × bytes.count` plus a small constant per candidate.
-    private(set) var crcWork = 0
+    /// entries of the range table (once built). The reader's dominant work,
+    /// at most about `3 × bytes.count` (plus one multiply per candidate
+    /// once the table is built); `bytes.count` minus the sync words on a
+    /// valid stream.
+    public private(set) var crcWork = 0
 
     /// The longest range a CRC is checked over: 24-bit size field and
     /// escape, the largest frame, the CRC word.
@@ -363,20 +367,17 @@ extension AC4SyncFrameReader {
     /// The CRC of `b[range]`: directly while the budget lasts, else from the
     /// range table (built here, once).
     private mutating func crc(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt16 {
-        if crcTable == nil, range.count <= directCRCBudget {
+        if let view = crcView { return view.checksum(range) }
+        if range.count <= directCRCBudget {
             directCRCBudget -= range.count
             crcWork += range.count
             return AC4CRC16.checksum(b, range)
         }
-        let table: AC4CRC16.RangeTable
-        if let built = crcTable {
-            table = built
-        } else {
-            table = AC4CRC16.RangeTable(b, maxLength: Self.longestCRCRange)
-            crcTable = table
-            crcWork += table.work
-        }
-        return table.checksum(range)
+        let table = AC4CRC16.RangeTable(b, maxLength: Self.longestCRCRange)
+        crcTable = table
+        crcView = table.view
+        crcWork += table.work
+        return table.view.checksum(range)
     }
 }
 
