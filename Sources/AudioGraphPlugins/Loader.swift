@@ -82,6 +82,9 @@ public struct PluginLoadFailure: Sendable, CustomStringConvertible {
 public struct PluginCatalog: Sendable {
     /// The folders searched, in order (existing or not).
     public var searchedFolders: [String] = []
+    /// Shared libraries in `AGRAPH_PLUGIN_PATH` folders that were not loaded
+    /// because they are not named `libAGraph*.so` (a likely mistake).
+    public var skippedFiles: [String] = []
     public var plugins: [LoadedPlugin] = []
     public var failures: [PluginLoadFailure] = []
     /// Every node type of every loaded plugin, in load order.
@@ -124,7 +127,12 @@ public struct PluginCatalog: Sendable {
             catalog.searchedFolders.append(folder)
             guard seenFolders.insert(canonical).inserted else { continue }
             for file in listFolder(canonical) {
-                guard file.hasPrefix("libAGraph"), file.hasSuffix(".so") else { continue }
+                guard file.hasPrefix("libAGraph"), file.hasSuffix(".so") else {
+                    // A library in a folder the user named as a plugin folder:
+                    // probably a plugin with the wrong name. Said, never opened.
+                    if explicit && (file.hasSuffix(".so") || file.contains(".so.")) { catalog.skippedFiles.append(canonical + "/" + file) }
+                    continue
+                }
                 if !explicit && file.hasPrefix("libAGraphTest") { continue }
                 guard seenFiles.insert(file).inserted else { continue }
                 catalog.loadLibrary(canonical + "/" + file)
@@ -220,7 +228,15 @@ public struct PluginCatalog: Sendable {
     /// One line for messages: what was searched and what failed, e.g.
     /// `plugins searched: /a, /b; failed to load: libAGraphX.so (ABI 2.0, this agraph reads 1.x)`.
     public var note: String {
-        var s = "plugins searched: " + (searchedFolders.isEmpty ? "no folders (set AGRAPH_PLUGIN_PATH)" : searchedFolders.joined(separator: ", "))
+        var s = "plugins searched: files named libAGraph*.so (others are never opened) in "
+            + (searchedFolders.isEmpty ? "no folders (set AGRAPH_PLUGIN_PATH)" : searchedFolders.joined(separator: ", "))
+        if !plugins.isEmpty {
+            s += "; loaded: " + plugins.map { ($0.path.split(separator: "/").last.map(String.init) ?? $0.path) }.joined(separator: ", ")
+        }
+        if !skippedFiles.isEmpty {
+            s += "; not loaded, not named libAGraph*.so: " + skippedFiles.prefix(8).joined(separator: ", ")
+                + (skippedFiles.count > 8 ? " and \(skippedFiles.count - 8) more" : "")
+        }
         if !failures.isEmpty {
             s += "; failed to load: " + failures.map(\.description).joined(separator: "; ")
         }

@@ -24,12 +24,8 @@ final class DAATests: XCTestCase {
     static var pluginPath: String { buildFolder + "/libAGraphDAAPlugin.so" }
     static var doublePath: String { buildFolder + "/libTestDoubleDAA.so" }
 
-    /// `../shared/media/ChannelCheck.ac4` relative to the repository root.
-    static let channelCheckPath: String = {
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent("../shared/media/ChannelCheck.ac4").standardizedFileURL.path
-    }()
+    /// `Tests/Media/ChannelCheck.ac4`, found from the package root.
+    static let channelCheckPath: String = TestMedia.channelCheck
 
     /// Whole sync frames (sync word through CRC) of ChannelCheck.ac4, with their TOCs.
     static let frames: [(bytes: [UInt8], sequence: Int, isIFrame: Bool)] = {

@@ -242,7 +242,7 @@ final class PluginTests: XCTestCase {
         XCTAssertTrue(d.message.contains(Self.ringModulator) || !registry.typeIDs.contains(Self.ringModulator))
         // What the validator appends once NodeRegistry carries the note (see the report to the lead):
         let explanation = report.explainUnknownType("com.example.missing")
-        XCTAssertTrue(explanation.contains("plugins searched: \(folder.path), \(buildFolder)"), explanation)
+        XCTAssertTrue(explanation.contains("plugins searched: files named libAGraph*.so (others are never opened) in \(folder.path), \(buildFolder)"), explanation)
         XCTAssertTrue(explanation.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (ABI"), explanation)
     }
 
@@ -473,5 +473,28 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(options.count, PluginLimits.choices)
         XCTAssertEqual(options[0].utf8.count, PluginLimits.stringBytes)
         XCTAssertEqual(options[1023], "c1023")
+    }
+}
+
+/// Issue 8 item 7: a plugin library not named libAGraph*.so is not loaded,
+/// and "unknown node type" says which names are loaded, what was found
+/// instead and where it looked.
+final class PluginNamingTests: XCTestCase {
+    func testAMisnamedPluginIsNamedInTheUnknownTypeMessage() throws {
+        let dir = try TemporaryDirectory()
+        let built = PluginCatalog.defaultFolders(environment: nil).build.first ?? "."
+        try FileManager.default.copyItem(atPath: built + "/libAGraphExamplePlugin.so", toPath: dir.file("ringmod.so"))
+        let catalog = PluginCatalog.load(pluginPath: [dir.path], buildFolders: [])
+        XCTAssertTrue(catalog.types.isEmpty, "a misnamed library is never opened")
+        var registry = NodeRegistry.builtIn
+        _ = registry.register(plugins: catalog)
+        registry.unavailableNote = catalog.note
+        let json = #"{"format": "agraph/1", "nodes": [{"id": "t", "type": "test-tone"}, {"id": "r", "type": "com.example.ring-modulator"}, {"id": "n", "type": "null"}], "links": [{"from": "t", "to": "r"}, {"from": "r", "to": "n"}]}"#
+        let result = GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "g.json", directory: dir.path)
+        guard case .failure(let errors) = result else { return XCTFail("validates without the plugin") }
+        let text = "\(errors)"
+        XCTAssertTrue(text.contains("libAGraph*.so"), text)
+        XCTAssertTrue(text.contains("ringmod.so"), "names the file it skipped: \(text)")
+        XCTAssertTrue(text.contains(dir.path), "names the folder searched: \(text)")
     }
 }
