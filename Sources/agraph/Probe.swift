@@ -42,15 +42,18 @@ struct Probe: ParsableCommand {
         return s
     }
 
-    /// What can decode AC-4 here: the plugin providing `daa` and its own
-    /// details (the DAA library it found and its version strings), or why
-    /// there is none.
-    static func decoder() -> String {
-        guard let plugin = pluginReport.plugin(providing: "daa") else {
-            return "no daa decoder plugin (\(pluginReport.note))"
-        }
-        let details = plugin.details.map { "; " + $0.split(separator: "\n").joined(separator: "; ") } ?? ""
-        return "daa (\(plugin.name) \(plugin.version))\(details)"
+    /// What can decode AC-4 sync frames here: the node types whose input
+    /// takes the `ac4-sync` codec (asked of the registry, not named here),
+    /// with their plugin's own details (AGRAPH_EXT_PLUGIN_INFO: for `daa`,
+    /// the DAA library found and its version strings), or why there is none.
+    static func decoder(codec: String = "ac4-sync") -> String {
+        let decoders = standardRegistry().types.map(\.descriptor).filter { $0.inputCodecs.contains(codec) }
+        guard !decoders.isEmpty else { return "no decoder for \(codec) frames (\(pluginReport.note))" }
+        return decoders.map { d in
+            guard let plugin = pluginReport.plugin(providing: d.typeID) else { return d.typeID }
+            let details = plugin.details.map { "; " + $0.split(separator: "\n").joined(separator: "; ") } ?? ""
+            return "\(d.typeID) (\(plugin.name) \(plugin.version))\(details)"
+        }.joined(separator: " | ")
     }
 
     static func text(file: String, _ s: AC4Statistics, _ toc: AC4TOC, decoder: String) -> String {
