@@ -108,12 +108,16 @@ public enum AC4CRC16 {
 
     /// The CRC of any byte range of one buffer in constant time, from
     /// tables built once in time linear in the buffer's length: prefix CRCs
-    /// `P[i]` for every i, and `x^(8n) mod G` for every length n up to
-    /// `maxLength`. Immutable once built (one allocation, written only by
-    /// `init`): shared by copies of a reader, and read through `View`
-    /// without reference counting. [any thread]
+    /// `P[i]` for every i, and `x^(8n) mod G` for every length n as the
+    /// product of two small tables' entries (n mod 4096 and n / 4096).
+    /// Immutable once built (one allocation, written only by `init`):
+    /// shared by copies of a reader, and read through `View` without
+    /// reference counting. [any thread]
     final class RangeTable: @unchecked Sendable {
-        /// Prefix CRCs, then powers, then a copy of the CRC table.
+        /// Lengths below this take one power from `low`; longer ones multiply by `high` too.
+        static let lowCount = 4096
+
+        /// Prefix CRCs, then the two power tables, then a copy of the CRC table.
         private let storage: UnsafeMutableBufferPointer<UInt16>
         /// Raw pointers into `storage`; valid while this table lives.
         let view: View
@@ -124,9 +128,10 @@ public enum AC4CRC16 {
             /// `prefix[i]` = CRC of `buffer[0..<i]`, for i in 0...count.
             let prefix: UnsafePointer<UInt16>
             let count: Int
-            /// `powers[n]` = x^(8n) mod G, for n in 0..<powerCount.
-            let powers: UnsafePointer<UInt16>
-            let powerCount: Int
+            /// `low[n]` = x^(8n) mod G, for n in 0..<lowCount.
+            let low: UnsafePointer<UInt16>
+            /// `high[k]` = x^(8 · 4096 · k) mod G, for k in 0...count / 4096.
+            let high: UnsafePointer<UInt16>
             /// The CRC table (256 entries).
             let crcTable: UnsafePointer<UInt16>
 
@@ -136,24 +141,27 @@ public enum AC4CRC16 {
             func checksum(_ range: Range<Int>) -> UInt16 {
                 precondition(range.lowerBound >= 0 && range.upperBound <= count, "range outside the table")
                 let n = range.count
-                let power = n < powerCount ? powers[n] : AC4CRC16.powerOfByteShift(n)
+                let k = n / RangeTable.lowCount
+                let lowPower = low[n - k * RangeTable.lowCount]
+                let power = k == 0 ? lowPower : AC4CRC16.multiply(lowPower, high[k], crcTable)
                 return prefix[range.upperBound] ^ AC4CRC16.multiply(prefix[range.lowerBound], power, crcTable)
             }
         }
 
-        /// Table entries computed to build it, one CRC table step each:
-        /// `count + 1 + min(count, maxLength) + 1`.
-        var work: Int { view.count + 1 + view.powerCount }
+        /// Table entries computed to build it, one CRC table step or one
+        /// multiply each: `count + 1 + 4096 + count / 4096 + 1`.
+        let work: Int
 
-        /// Builds the tables for `buffer`, for ranges up to `maxLength` bytes long.
-        init(_ buffer: UnsafeBufferPointer<UInt8>, maxLength: Int) {
+        /// Builds the tables for `buffer`.
+        init(_ buffer: UnsafeBufferPointer<UInt8>) {
             let count = buffer.count
-            let powerCount = Swift.max(0, Swift.min(count, maxLength)) + 1
-            let storage = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: count + 1 + powerCount + 256)
+            let lowCount = Self.lowCount
+            let highCount = count / lowCount + 1
+            let storage = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: count + 1 + lowCount + highCount + 256)
             guard let base = storage.baseAddress else {
                 preconditionFailure("allocation of a non-empty buffer has an address")
             }
-            let prefix = base, powers = base + (count + 1), crc = powers + powerCount
+            let prefix = base, low = base + (count + 1), high = low + lowCount, crc = high + highCount
             AC4CRC16.table.withUnsafeBufferPointer { t in
                 for k in 0..<256 { crc[k] = t[k] }
             }
@@ -164,12 +172,16 @@ public enum AC4CRC16 {
                 prefix[i + 1] = r
             }
             r = 1
-            for n in 0..<powerCount {
-                powers[n] = r
+            for n in 0..<lowCount {
+                low[n] = r
                 r = (r << 8) ^ crc[Int(r >> 8)]
             }
+            let step = r   // x^(8 · 4096)
+            high[0] = 1
+            for k in 1..<highCount { high[k] = AC4CRC16.multiply(high[k - 1], step, crc) }
             self.storage = storage
-            view = View(prefix: prefix, count: count, powers: powers, powerCount: powerCount, crcTable: crc)
+            work = count + 1 + lowCount + highCount
+            view = View(prefix: prefix, count: count, low: low, high: high, crcTable: crc)
         }
 
         deinit { storage.deallocate() }

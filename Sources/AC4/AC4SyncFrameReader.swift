@@ -164,8 +164,8 @@ public struct AC4Statistics: Sendable, Hashable {
 /// are computed directly until the bytes fed that way reach the size of the
 /// data — which a valid stream, each frame checked once, never exceeds —
 /// and from then on in constant time each from tables of prefix CRCs
-/// (`AC4CRC16.RangeTable`, about 4 bytes of memory per byte of data, built
-/// once). So the CRC touches at most about 3 bytes per byte of data, and
+/// (`AC4CRC16.RangeTable`, 2 bytes of memory per byte of data, built
+/// once). So the CRC touches at most about 2 bytes per byte of data, and
 /// every other step per position is constant.
 ///
 /// A value type: copies read independently (they share the buffer's
@@ -198,14 +198,10 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
     private var crcView: AC4CRC16.RangeTable.View?
     /// Bytes the CRC has processed so far: those fed directly plus the
     /// entries of the range table (once built). The reader's dominant work,
-    /// at most about `3 × bytes.count` (plus one multiply per candidate
+    /// at most about `2 × bytes.count` (plus two multiplies per candidate
     /// once the table is built); `bytes.count` minus the sync words on a
     /// valid stream.
     public private(set) var crcWork = 0
-
-    /// The longest range a CRC is checked over: 24-bit size field and
-    /// escape, the largest frame, the CRC word.
-    static let longestCRCRange = 5 + 0xFF_FFFF + 2
 
     /// Reads from `bytes`.
     public init(_ bytes: [UInt8]) { self.init(bytes, directCRCBudget: bytes.count) }
@@ -373,7 +369,7 @@ extension AC4SyncFrameReader {
             crcWork += range.count
             return AC4CRC16.checksum(b, range)
         }
-        let table = AC4CRC16.RangeTable(b, maxLength: Self.longestCRCRange)
+        let table = AC4CRC16.RangeTable(b)
         crcTable = table
         crcView = table.view
         crcWork += table.work
