@@ -12,17 +12,13 @@ final class AC4Tests: XCTestCase {
         var description: String { "test media missing: \(path)" }
     }
 
-    /// `../shared/media/ChannelCheck.ac4` relative to the repository root.
-    static let channelCheckPath: String = {
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent("../shared/media/ChannelCheck.ac4").standardizedFileURL.path
-    }()
+    /// `Tests/Media/ChannelCheck.ac4`, found from the package root.
+    static let channelCheckPath: String = TestMedia.channelCheck
 
     /// The bytes of ChannelCheck.ac4; fails the test (not skips) when missing.
     func channelCheck(file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
         guard FileManager.default.fileExists(atPath: Self.channelCheckPath) else {
-            XCTFail("ChannelCheck.ac4 is missing: expected at \(Self.channelCheckPath) (../shared/media/ relative to the repository root)",
+            XCTFail("ChannelCheck.ac4 is missing: expected at \(Self.channelCheckPath) (Tests/Media/ in the repository)",
                     file: file, line: line)
             throw MissingMedia(path: Self.channelCheckPath)
         }
