@@ -74,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "AudioGraphSndFile",
-            dependencies: ["AudioGraphCore", "GraphFile", "CSndFile"],
+            dependencies: ["AudioGraphCore", "GraphFile", "CSndFile", "CFraming"],
             path: "Sources/AudioGraphSndFile"
         ),
         .target(
@@ -87,7 +87,10 @@ let package = Package(
             dependencies: ["AudioGraph", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
         ),
-        .target(name: "AC4", path: "Sources/AC4"),
+        // CRC-16 (AC-4 and FLAC) and the AC-4 sequence counter: one home for
+        // the Swift modules and the C plugins.
+        .target(name: "CFraming", path: "Sources/CFraming"),
+        .target(name: "AC4", dependencies: ["CFraming"], path: "Sources/AC4"),
         // The plugin ABI: one C header, the single source of truth.
         .target(name: "CAGraphPlugin", path: "Sources/CAGraphPlugin"),
         .target(
@@ -113,12 +116,13 @@ let package = Package(
         ),
         .target(
             name: "DAAPlugin",
-            dependencies: ["CAGraphPlugin"],
+            dependencies: ["CAGraphPlugin", "CFraming"],
             path: "Plugins/DAAPlugin",
             linkerSettings: [.linkedLibrary("dl")]
         ),
         .target(
             name: "TestDoubleDAA",
+            dependencies: ["CFraming"],
             path: "Tests/DAATestDouble"
         ),
         .target(

@@ -89,6 +89,7 @@
  * host writes silence for the frame and goes on); the others FATAL.
  */
 #define _GNU_SOURCE /* dladdr */
+#include "agraph_framing.h"
 #include "daa_plugin.h"
 
 #include <dlfcn.h>
@@ -712,37 +713,8 @@ static int feed(daa_node *n, const uint8_t *frame, uint32_t size, long long time
     return AGRAPH_DECODE_OK;
 }
 
-/* ---- CRC-16 (0x8005) and the sequence counter, for drain frames ---- */
-
-static uint16_t crc16(const unsigned char *p, size_t count) {
-    uint16_t crc = 0;
-    for (size_t i = 0; i < count; i++) {
-        crc ^= (uint16_t)(p[i] << 8);
-        for (int b = 0; b < 8; b++) crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x8005) : (uint16_t)(crc << 1);
-    }
-    return crc;
-}
-
-/* Advances the sequence counter of the sync frame in `f` (1…1020, wrapping)
- * and recomputes its CRC, so that the decoder sees a continuing stream. */
-static void advance_sequence(unsigned char *f, uint32_t size) {
-    if (size < 7) return;
-    unsigned sync = (unsigned)f[0] << 8 | f[1];
-    if (sync != 0xAC40 && sync != 0xAC41) return;
-    unsigned header = ((unsigned)f[2] << 8 | f[3]) == 0xFFFF ? 7u : 4u;
-    unsigned char *raw = f + header;
-    if (size < header + 2 + (sync == 0xAC41 ? 2u : 0u)) return;
-    if ((raw[0] >> 6) == 3) return; /* bitstream_version escape: leave as is */
-    unsigned seq = ((unsigned)(raw[0] & 0x3F) << 4) | (raw[1] >> 4);
-    seq = seq >= 1020 ? 1 : seq + 1;
-    raw[0] = (unsigned char)((raw[0] & 0xC0) | (seq >> 4));
-    raw[1] = (unsigned char)((raw[1] & 0x0F) | ((seq & 0x0F) << 4));
-    if (sync == 0xAC41) {
-        uint16_t crc = crc16(f + 2, size - 4);
-        f[size - 2] = (unsigned char)(crc >> 8);
-        f[size - 1] = (unsigned char)(crc & 0xFF);
-    }
-}
+/* Drain frames: copies of the last frame with the sequence counter advanced
+ * and the CRC rewritten (agraph_framing.h, shared with the AC4 module). */
 
 /* Pushes the held-back tail out (see the top of the file). */
 static int drain(daa_node *n) {
@@ -753,7 +725,7 @@ static int drain(daa_node *n) {
     int rc = apply_dirty(n);
     if (rc) return status_for(rc);
     for (int i = 0; i < 64 && tail > 0; i++) {
-        advance_sequence(n->last_frame, n->last_size);
+        (void)agraph_ac4_advance_sync_frame(n->last_frame, n->last_size);
         long long ts = n->last_timestamp + n->last_samples;
         n->last_timestamp = ts;
         uint64_t before = tail;

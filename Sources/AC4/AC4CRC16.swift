@@ -1,3 +1,5 @@
+import CFraming
+
 /// The CRC of AC-4 sync frames (ETSI TS 103 190-1, Annex G).
 ///
 /// CRC-16 with generator polynomial x^16 + x^15 + x^2 + 1 (0x8005), initial
@@ -14,16 +16,12 @@
 /// Table-driven: one 256-entry table, one lookup per byte. [any thread]
 public enum AC4CRC16 {
     /// The generator polynomial without its x^16 term.
-    public static let polynomial: UInt16 = 0x8005
+    public static let polynomial = UInt16(AGRAPH_CRC16_POLYNOMIAL)
 
-    /// `table[b]` is the CRC register after shifting byte `b` through a zero register.
-    @usableFromInline static let table: [UInt16] = (0..<256).map { byte -> UInt16 in
-        var crc = UInt16(byte) << 8
-        for _ in 0..<8 {
-            crc = (crc & 0x8000) != 0 ? (crc << 1) ^ polynomial : crc << 1
-        }
-        return crc
-    }
+    /// `table[b]` is the CRC register after shifting byte `b` through a zero
+    /// register: the one table of `agraph_framing.h` (CFraming), which the
+    /// DAA plugin and the FLAC repair use too.
+    @usableFromInline static let table: [UInt16] = Array(UnsafeBufferPointer(start: agraph_crc16_table(), count: 256))
 
     /// Continues a CRC computation over `bytes`, starting from `crc`
     /// (0 to start afresh).

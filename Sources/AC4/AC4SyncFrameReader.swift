@@ -1,3 +1,4 @@
+import CFraming
 /// One AC-4 sync frame the reader accepted: its place in the buffer, its
 /// TOC fields and its timestamp. A pure value. [any thread]
 ///
@@ -267,8 +268,7 @@ public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
         if s == 0 {
             statistics.splices += 1
         } else if let last = lastSequence, last != 0 {
-            let expected = last == 1020 ? 1 : last + 1
-            if s != expected {
+            if agraph_ac4_sequence_follows(UInt32(last), UInt32(s)) == 0 {
                 statistics.sequenceGaps += 1
                 statistics.sequenceGapFrameIndices.append(frame.index)
             }

@@ -1,3 +1,4 @@
+import CFraming
 import GraphFile
 #if canImport(Glibc)
 import Glibc
@@ -169,10 +170,7 @@ enum FLACRepair {
         return FrameHeader(offset: p, length: i + 1 - p, blockSize: blockSize)
     }
 
-    /// CRC-16 with polynomial 0x8005, initial 0 (FLAC's frame footer).
-    static let crc16Table: [UInt16] = (0..<256).map { byte -> UInt16 in
-        var crc = UInt16(byte) << 8
-        for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x8005 : crc << 1 }
-        return crc
-    }
+    /// FLAC's frame footer CRC: CRC-16/0x8005 from 0, the table AC-4 uses
+    /// too (`agraph_framing.h`).
+    static let crc16Table: [UInt16] = Array(UnsafeBufferPointer(start: agraph_crc16_table(), count: 256))
 }

@@ -2,6 +2,7 @@
  * TEST DOUBLE of the DAA decoder interface — NOT A DECODER.
  * See include/test_double_daa.h for what it checks and the PCM it writes.
  */
+#include "agraph_framing.h"
 #include "test_double_daa.h"
 
 #include <pthread.h>
@@ -108,14 +109,8 @@ static int env_int(const char *name, int fallback) {
 
 /* ---------------------------------------------------------------- bits */
 
-static uint16_t crc16(const unsigned char *p, size_t n) {
-    uint16_t crc = 0;
-    for (size_t i = 0; i < n; i++) {
-        crc ^= (uint16_t)(p[i] << 8);
-        for (int b = 0; b < 8; b++) crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x8005) : (uint16_t)(crc << 1);
-    }
-    return crc;
-}
+/* The CRC of AC-4 sync frames (agraph_framing.h). */
+static uint16_t crc16(const unsigned char *p, size_t n) { return agraph_crc16_update(0, p, n); }
 
 typedef struct bits { const unsigned char *p; size_t n, pos; int overrun; } bits;
 
