@@ -49,6 +49,12 @@ final class ReadmeCommandsTests: XCTestCase {
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", command]
         p.currentDirectoryURL = URL(fileURLWithPath: folder)
+        // `agraph run` starts an embedded server when none runs: a name of
+        // this test's own, so that no other server (a user's, another
+        // test's) is joined or disturbed.
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_DEFAULT_SERVER"] = "agraph-readme-\(getpid())"
+        p.environment = environment
         let log = folder + "/.readme-test-output"
         FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
