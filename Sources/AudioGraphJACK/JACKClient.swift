@@ -37,10 +37,41 @@ public final class JACKClient: @unchecked Sendable {
     /// Whether a server answers under `server` (nil: the default). [main-thread]
     public static func serverIsRunning(_ server: String?) -> Bool {
         JACKMessages.install()
+        guard socketAnswers(server ?? defaultServerName) else { return false }
         var status = jack_status_t(rawValue: 0)
         guard let h = agraph_jack_client_open("agraph-probe", server, &status) else { return false }
         jack_client_close(h)
         return true
+    }
+
+    /// The server libjack picks when none is named: `$JACK_DEFAULT_SERVER`, else "default".
+    static var defaultServerName: String {
+        getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+    }
+
+    /// Whether JACK2's server socket for `server` (`/dev/shm/jack_NAME_UID_0`)
+    /// accepts a connection: a cheap check before opening a client, since a
+    /// libjack client open that fails starts threads and cancels them
+    /// asynchronously (wasteful while polling for a server to come back,
+    /// and more than ThreadSanitizer can follow). Without JACK2's registry
+    /// in /dev/shm (another JACK build) it answers true and libjack decides.
+    /// [any thread]
+    static func socketAnswers(_ server: String) -> Bool {
+        guard access("/dev/shm/jack-shm-registry", F_OK) == 0 else { return true }
+        let bytes = Array("/dev/shm/jack_\(server)_\(getuid())_0".utf8)
+        var address = sockaddr_un()
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return true }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return true }
+        defer { Glibc.close(fd) }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return rc == 0
     }
 
     static func describe(_ status: jack_status_t, server: String?) -> String {

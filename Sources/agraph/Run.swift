@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphPlugins
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -89,6 +90,7 @@ struct Run: ParsableCommand {
         var exitCode: Int32 = 0
         loop: while true {
             console.pollCommands(timeout: 0.1)
+            console.printPluginMessages()
             if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
             if let reason = live.shutdownReason {
                 console.clearLine()
@@ -114,6 +116,7 @@ struct Run: ParsableCommand {
         console.clearLine()
         let status = live.status()
         let errors = live.stop()
+        console.printPluginMessages()
         for e in errors { printError("agraph: \(e)") }
         if !quiet {
             printError("agraph: stopped at \(formatFixed(status.seconds, 2)) s; xruns \(status.xruns), underruns \(status.underruns)")
@@ -205,6 +208,15 @@ final class Console {
         } else {
             writeStderr("status: " + text + "\n")
         }
+    }
+
+    /// What plugins said (the `agraph.log/1` host extension) since the
+    /// last call, one line each on stderr.
+    func printPluginMessages() {
+        let messages = PluginLog.drain()
+        guard !messages.isEmpty else { return }
+        clearLine()
+        for line in messages { printError("agraph: \(line)") }
     }
 
     func clearLine() {

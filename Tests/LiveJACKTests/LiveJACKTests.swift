@@ -922,14 +922,19 @@ final class CLIProcess: @unchecked Sendable {
     /// When stderr first contained `text`, waiting up to `timeout` s.
     func waitForStderr(_ text: String, timeout: Double) -> Date? {
         let deadline = Date().addingTimeInterval(timeout)
+        let needle = Data(text.utf8)
         while true {
+            // Searched under the lock: no copy of the buffer outlives it
+            // (ThreadSanitizer cannot see libswiftCore's atomic reference
+            // counts, and would report a copy released here while the
+            // reader grows the buffer).
             lock.lock()
-            let data = err, chunks = errChunks
-            lock.unlock()
-            if let r = data.range(of: Data(text.utf8)) {
-                let end = r.upperBound - data.startIndex
-                return chunks.first { $0.1 >= end }?.0 ?? Date()
+            let found: Date? = err.range(of: needle).map { r in
+                let end = r.upperBound - err.startIndex
+                return errChunks.first { $0.1 >= end }?.0 ?? Date()
             }
+            lock.unlock()
+            if let found { return found }
             if Date() > deadline { return nil }
             usleep(2_000)
         }
