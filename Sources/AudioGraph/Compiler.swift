@@ -158,7 +158,7 @@ public enum GraphCompiler {
             let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
                                           outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
                                           directory: graph.directory, inputNodes: node.inputs.map { steps[$0].node },
-                                          live: live)
+                                          live: live, outputFormats: node.outputFormats)
             let made: any RenderNode
             do {
                 made = try node.type.makeNode(context)
@@ -167,7 +167,8 @@ public enum GraphCompiler {
             } catch {
                 throw EngineError(nodeID: node.id, "\(error)")
             }
-            steps.append(.init(id: node.id, node: made, inputs: node.inputs, outputChannels: node.outputFormat?.channels))
+            steps.append(.init(id: node.id, node: made, inputs: node.inputs, inputPorts: node.inputSourcePorts,
+                               outputChannelCounts: node.outputFormats.map(\.channels)))
         }
         if let tap {
             let sinks = graph.sinks
@@ -182,7 +183,8 @@ public enum GraphCompiler {
             } else {
                 throw EngineError("the graph has \(sinks.count) sinks (\(sinks.map(\.id).joined(separator: ", "))): choose one with --sink")
             }
-            guard let source = sink.inputs.first, let format = sink.inputFormats.first else {
+            guard let source = sink.inputs.first, let sourcePort = sink.inputSourcePorts.first,
+                  let format = sink.inputFormats.first else {
                 throw EngineError(nodeID: sink.id, "the sink has no input to record")
             }
             if let conflict = graph.outputConflict(GraphPaths.resolve(tap.path, against: GraphPaths.currentDirectory())) {
@@ -205,7 +207,8 @@ public enum GraphCompiler {
             let sinkNode = try FileSinkNode(path: tap.path, container: container, sampleFormat: sample,
                                             channels: format.channels, sampleRate: graph.sampleRate, layout: format.layout,
                                             capacityFrames: Int(graph.sampleRate), inPlace: live)
-            steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], outputChannels: nil))
+            steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], inputPorts: [sourcePort],
+                               outputChannelCounts: []))
         }
         let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames,
                                 latencyCompensation: graph.latencyCompensation)

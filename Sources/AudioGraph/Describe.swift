@@ -1,7 +1,9 @@
 /// Text renderings of graphs and node types for the command line.
 public enum Describe {
     /// Graphviz `dot` source of a validated graph: nodes by role, links
-    /// labelled with the format they carry.
+    /// labelled with the format they carry. A node with several input or
+    /// output ports is drawn as a record with one field per port, and its
+    /// links leave and enter those fields.
     public static func dot(_ g: ValidatedGraph) -> String {
         func escape(_ s: String) -> String { s.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"") }
         func q(_ s: String) -> String { "\"" + escape(s) + "\"" }
@@ -14,32 +16,88 @@ public enum Describe {
             case .sink: "house"
             }
             let style = n.descriptor.domain == .background ? ", style=dashed" : ""
-            // `\n` inside a dot string is Graphviz's own line break.
-            lines.append("  \(q(n.id)) [label=\"\(escape(n.id))\\n\(escape(n.descriptor.typeID))\", shape=\(shape)\(style)];")
+            if isRecord(n) {
+                // Record fields: {inputs} | name | {outputs}; `<p>` names a field.
+                func field(_ prefix: String, _ names: [String]) -> String {
+                    names.map { "<\(prefix)_\(recordEscape($0))> \(recordEscape($0))" }.joined(separator: "|")
+                }
+                var parts: [String] = []
+                if !n.inputPorts.isEmpty { parts.append("{" + field("i", n.inputPorts) + "}") }
+                parts.append(recordEscape(n.id) + "\\n" + recordEscape(n.descriptor.typeID))
+                if !n.outputPorts.isEmpty { parts.append("{" + field("o", n.outputPorts) + "}") }
+                // Escaped for a record already; with rankdir=LR the outer braces
+                // put inputs, name and outputs side by side.
+                lines.append("  \(q(n.id)) [label=\"{\(parts.joined(separator: "|"))}\", shape=record\(style)];")
+            } else {
+                // `\n` inside a dot string is Graphviz's own line break.
+                lines.append("  \(q(n.id)) [label=\"\(escape(n.id))\\n\(escape(n.descriptor.typeID))\", shape=\(shape)\(style)];")
+            }
         }
         for n in g.nodes {
-            let ports = n.descriptor.inputPortNames(n.parameters)
             for (i, src) in n.inputs.enumerated() {
                 let from = g.nodes[src]
-                var label = from.outputFormat.map { "\($0.channels) ch \($0.layout)" } ?? ""
-                if ports.count > 1 { label = "\(ports[i]): " + label }
-                lines.append("  \(q(from.id)) -> \(q(n.id)) [label=\(q(label))];")
+                let port = i < n.inputSourcePorts.count ? n.inputSourcePorts[i] : 0
+                let format = port < from.outputFormats.count ? from.outputFormats[port] : from.outputFormat
+                let label = format.map { "\($0.channels) ch \($0.layout)" } ?? ""
+                // A port field only where the node has several of that kind.
+                let tail = from.outputPorts.count > 1 && port < from.outputPorts.count ? ":\(q("o_" + from.outputPorts[port]))" : ""
+                let head = n.inputPorts.count > 1 && i < n.inputPorts.count ? ":\(q("i_" + n.inputPorts[i]))" : ""
+                lines.append("  \(q(from.id))\(tail) -> \(q(n.id))\(head) [label=\(q(label))];")
             }
         }
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A node type's description for `agraph nodes TYPE`.
+    /// Whether `dot` draws the node as a record of ports: it has several
+    /// inputs or several outputs.
+    static func isRecord(_ n: ValidatedGraph.Node) -> Bool {
+        n.inputPorts.count > 1 || n.outputPorts.count > 1
+    }
+
+    /// Escapes the characters that mean something in a record label.
+    static func recordEscape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            if "{}|<>\\\" ".contains(c) { out.append("\\") }
+            out.append(c)
+        }
+        return out
+    }
+
+    /// A node type's description for `agraph nodes TYPE`: every input and
+    /// output port, then the parameters.
     public static func nodeType(_ d: NodeDescriptor) -> String {
         var out = "\(d.typeID) (\(d.role.rawValue), \(d.domain == .realtime ? "realtime" : "background reader/writer"); \(d.origin))\n"
         out += "  \(d.summary)\n"
-        let inputs = switch d.inputs {
-        case .none: "none"
-        case .single: "in"
-        case .numbered(let p): "in0 … inN-1 (N = \(p))"
+        var named: [(String, [PortDescriptor], String?)] = []
+        let inputs: String
+        switch d.inputs {
+        case .none: inputs = "none"
+        case .single: inputs = "in"
+        case .numbered(let p): inputs = "in0 … inN-1 (N = \(p))"
+        case .named(let ports):
+            inputs = ports.map(\.name).joined(separator: ", ")
+            named.append(("input", ports, nil))
         }
-        out += "  inputs: \(inputs)   output: \(d.hasOutput ? "out" : "none")\n"
+        let outputs: String
+        switch d.outputs {
+        case _ where !d.hasOutput: outputs = "none"
+        case .none: outputs = "none"
+        case .single: outputs = "out"
+        case .numbered(let p): outputs = "out0 … outN-1 (N = \(p)); links name one"
+        case .named(let ports, let def):
+            outputs = ports.map(\.name).joined(separator: ", ")
+                + (ports.count > 1 ? (def.map { "; default \($0)" } ?? "; links name one") : "")
+            named.append(("output", ports, def))
+        }
+        let multi = d.hasOutput && { if case .single = d.outputs { return false }; return true }()
+        out += "  inputs: \(inputs)   \(multi ? "outputs" : "output"): \(outputs)\n"
+        for (kind, ports, _) in named where ports.contains(where: { !$0.summary.isEmpty }) {
+            for p in ports {
+                out += "    \(kind) \(p.name)\(p.summary.isEmpty ? "" : ": \(p.summary)")\n"
+            }
+        }
         if d.parameters.isEmpty {
             out += "  parameters: none\n"
             return out

@@ -8,7 +8,7 @@ extension NodeRegistry {
     public static var builtIn: NodeRegistry {
         NodeRegistry([
             TestToneType(), FileSourceType(), AC4SourceType(),
-            GainType(), MixerType(), FormatTagType(),
+            GainType(), MixerType(), SplitType(), FormatTagType(),
             FileSinkType(), NullType(),
         ])
     }

@@ -13,7 +13,7 @@ public enum GraphSchema {
             ("endpoint", .object([
                 ("type", .string("string")),
                 ("pattern", .string("^[A-Za-z0-9_-]+(:[A-Za-z0-9_]+)?$")),
-                ("description", .string("\"node\" (its default port) or \"node:port\".")),
+                ("description", .string("\"node\" (its default port: `in`, `out`, or a node's only port) or \"node:port\" (e.g. \"mix:in2\", \"split:out1\", \"duck:sidechain\"); port names hold letters, digits and '_'.")),
             ])),
             ("link", .object([
                 ("type", .string("object")),

@@ -30,13 +30,28 @@ public final class Engine: @unchecked Sendable {
         /// For each input port in order: the index (in the schedule) of the
         /// step whose output feeds it. Must be an earlier step.
         public var inputs: [Int]
-        /// Output channel count, or nil for a sink.
-        public var outputChannels: Int?
+        /// For each input port in order: which output port of that step
+        /// feeds it (0 for single-output nodes).
+        public var inputPorts: [Int]
+        /// Channel count of each output port, in port order; empty for a sink.
+        public var outputChannelCounts: [Int]
+        /// The first output's channel count, or nil for a sink.
+        public var outputChannels: Int? { outputChannelCounts.first }
+
+        /// A step with at most one output (port 0 of each source).
         public init(id: String, node: any RenderNode, inputs: [Int], outputChannels: Int?) {
+            self.init(id: id, node: node, inputs: inputs, inputPorts: inputs.map { _ in 0 },
+                      outputChannelCounts: outputChannels.map { [$0] } ?? [])
+        }
+
+        /// A step with any number of outputs; `inputPorts` names the output
+        /// port of each source.
+        public init(id: String, node: any RenderNode, inputs: [Int], inputPorts: [Int], outputChannelCounts: [Int]) {
             self.id = id
             self.node = node
             self.inputs = inputs
-            self.outputChannels = outputChannels
+            self.inputPorts = inputPorts
+            self.outputChannelCounts = outputChannelCounts
         }
     }
 
@@ -45,10 +60,14 @@ public final class Engine: @unchecked Sendable {
     public let ids: [String]
     /// For each step, the steps feeding its inputs.
     public let inputIndices: [[Int]]
+    /// For each step, the output port of each of those steps that feeds it.
+    public let inputPortIndices: [[Int]]
     private let nodes: ContiguousArray<any RenderNode>
     private let pool: BusPool
-    /// Bus of each step's output (nil for sinks).
+    /// Bus of each step's first output (nil for sinks).
     public let outputs: [AudioBus?]
+    /// Buses of each step's outputs, in port order (empty for sinks).
+    public let portOutputs: [[AudioBus]]
     /// Buses feeding sinks: when all have ended, the graph has finished.
     private let sinkInputs: ContiguousArray<AudioBus>
     /// Parameter changes bound for the audio thread.
@@ -86,19 +105,22 @@ public final class Engine: @unchecked Sendable {
         self.maxFrames = maxFrames
         ids = steps.map(\.id)
         inputIndices = steps.map(\.inputs)
-        var busIndex: [Int?] = []
+        inputPortIndices = steps.map(\.inputPorts)
+        // Every output port of every step gets its bus, in schedule and
+        // port order, from one pool.
+        var firstBus: [Int] = []
         var counts: [Int] = []
         for step in steps {
-            if let c = step.outputChannels {
-                busIndex.append(counts.count)
-                counts.append(c)
-            } else {
-                busIndex.append(nil)
-            }
+            firstBus.append(counts.count)
+            counts += step.outputChannelCounts
         }
         let pool = BusPool(channelCounts: counts, capacity: maxFrames)
         self.pool = pool
-        let outs = busIndex.map { $0.map { pool.buses[$0] } }
+        let portOuts = steps.indices.map { i in
+            Array(pool.buses[firstBus[i] ..< firstBus[i] + steps[i].outputChannelCounts.count])
+        }
+        portOutputs = portOuts
+        let outs = portOuts.map(\.first)
         outputs = outs
         var sinks: ContiguousArray<AudioBus> = []
         var lines: ContiguousArray<DelayLine> = []
@@ -108,12 +130,16 @@ public final class Engine: @unchecked Sendable {
         var changing: [Bool] = []
         let context = PrepareContext(sampleRate: sampleRate, maxFrames: maxFrames)
         for (i, step) in steps.enumerated() {
+            guard step.inputPorts.count == step.inputs.count else {
+                throw EngineError(nodeID: step.id, "\(step.inputs.count) inputs but \(step.inputPorts.count) source ports")
+            }
             var ins: [AudioBus] = []
-            for src in step.inputs {
-                guard src >= 0, src < i, let bus = outs[src] else {
-                    throw EngineError(nodeID: step.id, "input from step \(src) is not an earlier node with an output")
+            for (k, src) in step.inputs.enumerated() {
+                let port = step.inputPorts[k]
+                guard src >= 0, src < i, port >= 0, port < portOuts[src].count else {
+                    throw EngineError(nodeID: step.id, "input from step \(src) port \(port) is not an output of an earlier node")
                 }
-                ins.append(bus)
+                ins.append(portOuts[src][port])
             }
             let upstream = step.inputs.map { latency[$0] }
             let longest = upstream.max() ?? 0
@@ -128,13 +154,13 @@ public final class Engine: @unchecked Sendable {
                 }
             }
             do {
-                try step.node.prepare(inputs: ins, output: outs[i], context: context)
+                try step.node.prepare(inputs: ins, outputs: portOuts[i], context: context)
             } catch let e as EngineError {
                 throw e
             } catch {
                 throw EngineError(nodeID: step.id, "\(error)")
             }
-            if step.outputChannels == nil { sinks.append(contentsOf: ins) }
+            if step.outputChannelCounts.isEmpty { sinks.append(contentsOf: ins) }
             latency.append(longest + max(step.node.latency, 0))
             changing.append(mayChange || step.node is LatencyChangeNotifying)
         }

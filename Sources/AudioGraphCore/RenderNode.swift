@@ -16,7 +16,10 @@ public struct PrepareContext: Sendable {
 /// times, then released on the main thread after the engine stops.
 ///
 /// Threading, the CLAP way:
-/// - `prepare`: [main-thread & !active]
+/// - `prepare`: [main-thread & !active]. A node with one output (or none)
+///   implements `prepare(inputs:output:context:)`; a node with several
+///   output ports implements `prepare(inputs:outputs:context:)`, which the
+///   engine calls (its default forwards to the first).
 /// - `render`, `apply`: [audio-thread & active]; must not allocate, lock,
 ///   log, print, do I/O or wait. Use `Kernels` for the loops.
 /// - `latency`, `backgroundJob`: [main-thread]
@@ -30,7 +33,11 @@ public protocol RenderNode: AnyObject {
     /// Binds the buses this node reads and writes. `inputs` follows the
     /// node's input ports in order; `output` is nil for sinks.
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws
-    /// Renders `frames` (≤ maxFrames) frames: reads the input buses, writes
+    /// Binds the buses of a node with any number of output ports:
+    /// `outputs` follows the node's output ports in order (empty for
+    /// sinks). The engine calls this one; the default calls
+    /// `prepare(inputs:output:context:)` with the first output.
+    func prepare(inputs: [AudioBus], outputs: [AudioBus], context: PrepareContext) throws    /// Renders `frames` (≤ maxFrames) frames: reads the input buses, writes
     /// the output bus and its `BusState`; zeroes output past `validFrames`.
     func render(frames: Int)
     /// Applies a parameter change at the start of a block.
@@ -42,6 +49,16 @@ public protocol RenderNode: AnyObject {
 }
 
 extension RenderNode {
+    public func prepare(inputs: [AudioBus], outputs: [AudioBus], context: PrepareContext) throws {
+        if outputs.count > 1 {
+            throw EngineError("this node has \(outputs.count) output buses but prepares only one (implement prepare(inputs:outputs:context:))")
+        }
+        try prepare(inputs: inputs, output: outputs.first, context: context)
+    }
+    /// For nodes that implement only `prepare(inputs:outputs:context:)`.
+    public func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        try prepare(inputs: inputs, outputs: output.map { [$0] } ?? [], context: context)
+    }
     public func apply(_ change: ParameterChange) {}
     public var latency: Int { 0 }
     public var backgroundJob: (any BackgroundJob)? { nil }

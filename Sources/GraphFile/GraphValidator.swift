@@ -110,9 +110,12 @@ final class ValidationRun {
         var parameters: NodeParameters
         var pointer: JSONPointer
         var portNames: [String]
-        /// Per input port: (source node index, link pointer).
-        var feeds: [Int: (source: Int, link: JSONPointer)] = [:]
-        var consumers: Int = 0
+        /// The output port names (empty for a sink).
+        var outputNames: [String] = []
+        /// Per input port: (source node index, its output port, link pointer).
+        var feeds: [Int: (source: Int, sourcePort: Int, link: JSONPointer)] = [:]
+        /// Links leaving each output port.
+        var consumers: [Int] = []
     }
 
     func validate() -> ValidatedGraph? {
@@ -206,8 +209,15 @@ final class ValidationRun {
             for (port, portName) in node.portNames.enumerated() where node.feeds[port] == nil {
                 error(node.pointer, node: node.id, "input port '\(portName)' is not connected: add a link {\"from\": \"…\", \"to\": \"\(node.id):\(portName)\"}")
             }
-            if let t = node.type, t.descriptor.hasOutput, node.consumers == 0 {
+            if node.outputNames.count == 1, node.consumers.first == 0 {
                 warning(node.pointer, node: node.id, "the output of '\(node.id)' goes nowhere")
+            } else if node.outputNames.count > 1 {
+                let unused = node.outputNames.indices.filter { node.consumers[$0] == 0 }.map { node.outputNames[$0] }
+                if unused.count == node.outputNames.count {
+                    warning(node.pointer, node: node.id, "the outputs of '\(node.id)' (\(unused.joined(separator: ", "))) go nowhere")
+                } else if !unused.isEmpty {
+                    warning(node.pointer, node: node.id, "output\(unused.count == 1 ? "" : "s") \(unused.map { "'\(node.id):\($0)'" }.joined(separator: ", ")) of '\(node.id)' go\(unused.count == 1 ? "es" : "") nowhere")
+                }
             }
         }
         // a sink
@@ -221,13 +231,15 @@ final class ValidationRun {
         let order = topologicalOrder(nodes, links: linksPointer)
 
         // formats
-        var formats: [Int: StreamFormat] = [:]
-        var resolved: [Int: (inputs: [StreamFormat?], output: StreamFormat?)] = [:]
+        /// Per node: the format of each output port (nil where unknown).
+        var formats: [Int: [StreamFormat?]] = [:]
+        var resolved: [Int: (inputs: [StreamFormat?], outputs: [StreamFormat?])] = [:]
         for i in order {
             let node = nodes[i]
             guard let type = node.type else { continue }
             let inputFormats: [StreamFormat?] = node.portNames.indices.map { port in
-                guard let feed = node.feeds[port], let f = formats[feed.source] else { return nil }
+                guard let feed = node.feeds[port], let ports = formats[feed.source], feed.sourcePort < ports.count,
+                      let f = ports[feed.sourcePort] else { return nil }
                 if !type.descriptor.accepts(f.encoding) {
                     let wanted = type.descriptor.inputCodecs.isEmpty
                         ? "PCM audio" : "compressed " + type.descriptor.inputCodecs.joined(separator: " or ") + " frames"
@@ -243,8 +255,9 @@ final class ValidationRun {
                 return f
             }
             let context = ResolveContext(nodeID: node.id, parameters: node.parameters, inputFormats: inputFormats,
-                                         sampleRate: sampleRate, directory: directory)
+                                         sampleRate: sampleRate, directory: directory, outputPortNames: node.outputNames)
             let out = type.resolve(context)
+            let outputs: [StreamFormat?] = node.outputNames.indices.map { context.outputFormats[$0] ?? out }
             for issue in context.issues {
                 switch issue.subject {
                 case .node:
@@ -257,8 +270,8 @@ final class ValidationRun {
                     error(node.feeds[port]?.link ?? node.pointer, node: node.id, issue.message)
                 }
             }
-            if let out, context.issues.isEmpty { formats[i] = out }
-            resolved[i] = (inputFormats, out)
+            if context.issues.isEmpty { formats[i] = outputs }
+            resolved[i] = (inputFormats, outputs)
         }
 
         checkFileCollisions(nodes)
@@ -271,11 +284,15 @@ final class ValidationRun {
             let node = nodes[i]
             guard let type = node.type, let r = resolved[i] else { return nil }
             let inputs = node.portNames.indices.compactMap { node.feeds[$0].flatMap { position[$0.source] } }
+            let sourcePorts = node.portNames.indices.compactMap { node.feeds[$0]?.sourcePort }
             let inputFormats = r.inputs.compactMap { $0 }
-            guard inputs.count == node.portNames.count, inputFormats.count == inputs.count else { return nil }
+            let outputFormats = r.outputs.compactMap { $0 }
+            guard inputs.count == node.portNames.count, inputFormats.count == inputs.count,
+                  outputFormats.count == node.outputNames.count else { return nil }
             out.append(.init(id: node.id, type: type, parameters: node.parameters, inputs: inputs,
-                             inputFormats: inputFormats, outputFormat: type.descriptor.hasOutput ? r.output : nil,
-                             pointer: node.pointer))
+                             inputSourcePorts: sourcePorts, inputFormats: inputFormats,
+                             outputPorts: node.outputNames, outputFormats: outputFormats,
+                             inputPorts: node.portNames, pointer: node.pointer))
         }
         return ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
                               latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
@@ -356,6 +373,8 @@ final class ValidationRun {
         node.type = type
         node.parameters = parseParameters(object["params"], descriptor: type.descriptor, pointer: pointer.appending("params"), nodeID: id)
         node.portNames = type.descriptor.inputPortNames(node.parameters)
+        node.outputNames = type.descriptor.outputPortNames(node.parameters)
+        node.consumers = Array(repeating: 0, count: node.outputNames.count)
         return node
     }
 
@@ -525,13 +544,30 @@ final class ValidationRun {
             error(pointer.appending("to"), "no node \"\(toID)\"\(hint)")
             ok = false
         }
-        let fromPort = fromPortGiven ?? "out"
+        var fromPort = fromPortGiven ?? "out"
+        var sourcePort: Int?
         if let s = source, let type = nodes[s].type {
+            let outs = nodes[s].outputNames
             if !type.descriptor.hasOutput {
                 error(pointer.appending("from"), node: fromID, "'\(fromID)' (a \(type.descriptor.typeID) node) is a sink and has no output port")
                 ok = false
-            } else if fromPort != "out" {
-                error(pointer.appending("from"), node: fromID, "'\(fromID)' has no output port '\(fromPort)'; its output is 'out'")
+            } else if fromPortGiven == nil {
+                if let d = type.descriptor.defaultOutputPort(nodes[s].parameters), let k = outs.firstIndex(of: d) {
+                    fromPort = d
+                    sourcePort = k
+                } else if outs.isEmpty {
+                    error(pointer.appending("from"), node: fromID, "'\(fromID)' has no output ports with these parameters")
+                    ok = false
+                } else {
+                    error(pointer.appending("from"), node: fromID, "'\(fromID)' has several outputs (\(outs.joined(separator: ", "))): name one, e.g. \"\(fromID):\(outs[0])\"")
+                    ok = false
+                }
+            } else if let k = outs.firstIndex(of: fromPort) {
+                sourcePort = k
+            } else {
+                let hint = closestMatch(to: fromPort, in: outs).map { "did you mean '\($0)'? " } ?? ""
+                let list = outs.count == 1 ? "its output is '\(outs[0])'" : "its outputs: \(outs.isEmpty ? "none" : outs.joined(separator: ", "))"
+                error(pointer.appending("from"), node: fromID, "'\(fromID)' has no output port '\(fromPort)'; \(hint)\(list)")
                 ok = false
             }
         }
@@ -548,9 +584,10 @@ final class ValidationRun {
             } else if let i = ports.firstIndex(of: toPort) {
                 portIndex = i
             } else {
+                let hint = closestMatch(to: toPort, in: ports).map { "did you mean '\($0)'? " } ?? ""
                 error(pointer.appending("to"), node: toID, ports.isEmpty
                       ? "'\(toID)' (a \(type.descriptor.typeID) node) is a source and has no input port"
-                      : "'\(toID)' has no input port '\(toPort)'; its inputs: \(ports.joined(separator: ", "))")
+                      : "'\(toID)' has no input port '\(toPort)'; \(hint)its inputs: \(ports.joined(separator: ", "))")
                 ok = false
             }
         }
@@ -558,9 +595,9 @@ final class ValidationRun {
             if let existing = nodes[t].feeds[port] {
                 error(pointer.appending("to"), node: toID, "input '\(toID):\(toPort)' is fed twice: already by '\(nodes[existing.source].id)' at \(existing.link.display); to combine signals, use a mixer")
                 ok = false
-            } else if ok {
-                nodes[t].feeds[port] = (s, pointer)
-                nodes[s].consumers += 1
+            } else if ok, let sp = sourcePort {
+                nodes[t].feeds[port] = (s, sp, pointer)
+                nodes[s].consumers[sp] += 1
             }
         }
         return ok ? .init(from: fromID, fromPort: fromPort, to: toID, toPort: toPort) : nil

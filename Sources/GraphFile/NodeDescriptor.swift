@@ -94,14 +94,52 @@ public enum PortKind: String, Sendable {
     case audio
 }
 
-/// Which input ports a node has.
+/// One named port of a node type, as `agraph nodes TYPE` shows it.
+public struct PortDescriptor: Sendable, Equatable {
+    /// The name links use (`node:name`): letters, digits and '_'.
+    public var name: String
+    /// One line: what the port carries or accepts.
+    public var summary: String
+
+    public init(_ name: String, _ summary: String = "") {
+        self.name = name
+        self.summary = summary
+    }
+
+    /// Whether `name` can be a port name (letters, digits, '_'; not empty).
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { c in
+            (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95
+        }
+    }
+}
+
+/// Which input ports a node has. Every input port takes exactly one link.
 public enum InputPorts: Sendable {
     /// A source: no inputs.
     case none
     /// One input called `in`.
     case single
-    /// `in0` … `inN-1`, N given by an integer parameter.
+    /// `in0` … `inN-1`, N given by an integer parameter (or the length of a
+    /// list parameter).
     case numbered(countParameter: String)
+    /// Named inputs, in port order (e.g. `in` and `sidechain`).
+    case named([PortDescriptor])
+}
+
+/// Which output ports a node has. An output may feed any number of inputs.
+public enum OutputPorts: Sendable {
+    /// A sink: no output.
+    case none
+    /// One output called `out` (every node type before several ports).
+    case single
+    /// `out0` … `outN-1`, N given by an integer parameter or the length of
+    /// a list parameter (e.g. `split`'s `groups`).
+    case numbered(countParameter: String)
+    /// Named outputs, in port order. `defaultPort` is what a bare node id
+    /// in a link's `from` means; nil: a link must name the port (unless
+    /// there is only one).
+    case named([PortDescriptor], defaultPort: String?)
 }
 
 /// Where a node's work runs.
@@ -121,6 +159,9 @@ public struct NodeDescriptor: Sendable {
     public var role: Role
     public var summary: String
     public var inputs: InputPorts
+    /// The output ports; `.single` (`out`) unless the type says otherwise,
+    /// `.none` for sinks.
+    public var outputs: OutputPorts
     public var parameters: [ParameterDescriptor]
     public var domain: ExecutionDomain
     /// Where the type comes from: "built-in" or a plugin's path.
@@ -131,13 +172,17 @@ public struct NodeDescriptor: Sendable {
     /// refuses input already tagged `binaural`, so nothing is virtualized twice.
     public var virtualizes: Bool
 
+    /// - Parameters:
+    ///   - outputs: nil: `.none` for a sink, else `.single` (`out`).
     public init(typeID: String, role: Role, summary: String, inputs: InputPorts,
+                outputs: OutputPorts? = nil,
                 parameters: [ParameterDescriptor], domain: ExecutionDomain = .realtime,
                 origin: String = "built-in", inputCodecs: [String] = [], virtualizes: Bool = false) {
         self.typeID = typeID
         self.role = role
         self.summary = summary
         self.inputs = inputs
+        self.outputs = outputs ?? (role == .sink ? .none : .single)
         self.parameters = parameters
         self.domain = domain
         self.origin = origin
@@ -153,8 +198,11 @@ public struct NodeDescriptor: Sendable {
         }
     }
 
-    /// Whether the node has an output port (`out`).
-    public var hasOutput: Bool { role != .sink }
+    /// Whether the node has an output port.
+    public var hasOutput: Bool {
+        if case .none = outputs { return false }
+        return role != .sink
+    }
 
     public func parameter(named name: String) -> ParameterDescriptor? {
         parameters.first { $0.name == name }
@@ -169,7 +217,39 @@ public struct NodeDescriptor: Sendable {
         switch inputs {
         case .none: []
         case .single: ["in"]
-        case .numbered(let p): (0..<max(params.integer(p) ?? 0, 0)).map { "in\($0)" }
+        case .numbered(let p): (0..<Self.count(p, params)).map { "in\($0)" }
+        case .named(let ports): ports.map(\.name)
+        }
+    }
+
+    /// The output port names for the given parameters.
+    public func outputPortNames(_ params: NodeParameters) -> [String] {
+        guard hasOutput else { return [] }
+        switch outputs {
+        case .none: return []
+        case .single: return ["out"]
+        case .numbered(let p): return (0..<Self.count(p, params)).map { "out\($0)" }
+        case .named(let ports, _): return ports.map(\.name)
+        }
+    }
+
+    /// The output a bare node id in a link's `from` means: the only output,
+    /// or the declared default; nil when a link must name one.
+    public func defaultOutputPort(_ params: NodeParameters) -> String? {
+        let names = outputPortNames(params)
+        if names.count == 1 { return names[0] }
+        if case .named(_, let d?) = outputs, names.contains(d) { return d }
+        return nil
+    }
+
+    /// A port count given by a parameter: an integer, or a list's length.
+    static func count(_ parameter: String, _ params: NodeParameters) -> Int {
+        switch params[parameter] {
+        case .number?: max(params.integer(parameter) ?? 0, 0)
+        case .numberList(let l)?: l.count
+        case .booleanList(let l)?: l.count
+        case .stringList(let l)?: l.count
+        default: 0
         }
     }
 }

@@ -27,15 +27,29 @@ public final class ResolveContext {
     public let sampleRate: Double
     /// The folder of the graph file; relative paths resolve against it.
     public let directory: String
+    /// The node's output ports, in order (empty for a sink).
+    public let outputPortNames: [String]
     public private(set) var issues: [NodeIssue] = []
+    /// Formats set port by port with `setOutput`; nil where not set.
+    public private(set) var outputFormats: [StreamFormat?]
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat?],
-                sampleRate: Double, directory: String) {
+                sampleRate: Double, directory: String, outputPortNames: [String] = ["out"]) {
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats
         self.sampleRate = sampleRate
         self.directory = directory
+        self.outputPortNames = outputPortNames
+        outputFormats = Array(repeating: nil, count: outputPortNames.count)
+    }
+
+    /// Sets the format of output port `port` (in `outputPortNames` order),
+    /// for a node with several outputs. A port left unset gets what
+    /// `resolve` returns (so a single-output type just returns its format).
+    public func setOutput(_ port: Int, _ format: StreamFormat) {
+        guard port >= 0, port < outputFormats.count else { return }
+        outputFormats[port] = format
     }
 
     /// The single input's format, when known.
@@ -67,8 +81,10 @@ public struct InstanceContext: @unchecked Sendable {
     public var nodeID: String
     public var parameters: NodeParameters
     public var inputFormats: [StreamFormat]
-    /// nil for sinks.
+    /// The format of the first output port; nil for sinks.
     public var outputFormat: StreamFormat?
+    /// The format of every output port, in port order (empty for sinks).
+    public var outputFormats: [StreamFormat]
     public var sampleRate: Double
     public var directory: String
     /// The runtime nodes feeding each input, already made (a decoder reads
@@ -82,11 +98,12 @@ public struct InstanceContext: @unchecked Sendable {
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat],
                 outputFormat: StreamFormat?, sampleRate: Double, directory: String,
-                inputNodes: [any RenderNode] = [], live: Bool = false) {
+                inputNodes: [any RenderNode] = [], live: Bool = false, outputFormats: [StreamFormat]? = nil) {
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats
         self.outputFormat = outputFormat
+        self.outputFormats = outputFormats ?? (outputFormat.map { [$0] } ?? [])
         self.sampleRate = sampleRate
         self.directory = directory
         self.inputNodes = inputNodes
@@ -109,7 +126,9 @@ public protocol NodeType: Sendable {
     /// Checks what only this type knows (parameter combinations, input
     /// formats, files) and returns the output format; nil for a sink, or
     /// when the format can't be known because of an error already reported.
-    /// Parameters have been type-checked and defaulted already.
+    /// A type with several outputs sets each port's format with
+    /// `context.setOutput(_:_:)`; a port it leaves unset gets the returned
+    /// format. Parameters have been type-checked and defaulted already.
     /// [main-thread]
     func resolve(_ context: ResolveContext) -> StreamFormat?
 

@@ -9,9 +9,17 @@ public struct ValidatedGraph: Sendable {
         public var parameters: NodeParameters
         /// For each input port in order: the index in `nodes` of its source.
         public var inputs: [Int]
+        /// For each input port in order: which output port of its source
+        /// feeds it (an index into that node's `outputPorts`).
+        public var inputSourcePorts: [Int]
         public var inputFormats: [StreamFormat]
-        /// nil for sinks.
-        public var outputFormat: StreamFormat?
+        /// The format of the first output port; nil for sinks.
+        public var outputFormat: StreamFormat? { outputFormats.first }
+        /// The output ports' names and formats, in port order (empty for sinks).
+        public var outputPorts: [String]
+        public var outputFormats: [StreamFormat]
+        /// The input ports' names, in port order.
+        public var inputPorts: [String]
         /// Where the node stands in the file (`/nodes/N`).
         public var pointer: JSONPointer
 

@@ -40,6 +40,8 @@ final class GraphExamplesTests: XCTestCase {
         "link-to-unknown-node.json": .init(pointer: "/links/1/to", phrases: ["no node \"snik\"", "did you mean \"sink\""]),
         "link-to-unknown-port.json": .init(pointer: "/links/1/to", phrases: ["no input port 'in2'", "in0, in1"], node: "mix"),
         "link-from-unknown-port.json": .init(pointer: "/links/0/from", phrases: ["no output port 'left'"], node: "tone"),
+        "split-unknown-output-port.json": .init(pointer: "/links/2/from", phrases: ["no output port 'otu1'", "did you mean 'out1'?", "out0, out1"], node: "split"),
+        "split-groups-exceed-input.json": .init(pointer: "/nodes/1/params/groups", phrases: ["take 3 channels", "the input has 2"], node: "split"),
         "link-from-sink.json": .init(pointer: "/links/1/from", phrases: ["is a sink", "no output port"], node: "first"),
         "ambiguous-mixer-port.json": .init(pointer: "/links/0/to", phrases: ["several inputs", "mix:in0"], node: "mix"),
         "input-fed-twice.json": .init(pointer: "/links/1/to", phrases: ["fed twice", "/links/0", "mixer"], node: "sink"),

@@ -4,7 +4,8 @@ import TestSupport
 
 /// The render path allocates nothing: counted, not assumed.
 final class RealtimeSafetyTests: XCTestCase {
-    /// A graph with every realtime node type and both background node
+    /// A graph with every realtime node type (`split` with one output
+    /// unused) and both background node
     /// types (their audio-thread halves run in the render call; their
     /// readers and writers run on the worker thread, which is not counted).
     func everyNodeGraph(directory: String) -> String {
@@ -20,10 +21,14 @@ final class RealtimeSafetyTests: XCTestCase {
             #"{"id": "out", "type": "file-out", "params": {"path": "out.wav"}}"#,
             #"{"id": "cap", "type": "capture"}"#,
             #"{"id": "nul", "type": "null"}"#,
+            #"{"id": "sp", "type": "split", "params": {"groups": [1, 1]}}"#,
+            #"{"id": "spg", "type": "gain"}"#,
+            #"{"id": "nul2", "type": "null"}"#,
         ]
         var links = (0..<8).map { #"{"from": "t\#($0)", "to": "m:in\#($0)"}"# }
         links += [#"{"from": "f", "to": "g"}"#, #"{"from": "g", "to": "m:in8"}"#, #"{"from": "m", "to": "tag"}"#,
-                  #"{"from": "tag", "to": "out"}"#, #"{"from": "tag", "to": "cap"}"#, #"{"from": "t0", "to": "nul"}"#]
+                  #"{"from": "tag", "to": "out"}"#, #"{"from": "tag", "to": "cap"}"#, #"{"from": "t0", "to": "nul"}"#,
+                  #"{"from": "tag", "to": "sp"}"#, #"{"from": "sp:out1", "to": "spg"}"#, #"{"from": "spg", "to": "nul2"}"#]
         return #"{"format": "agraph/1", "nodes": [\#(nodes.joined(separator: ",\n"))], "links": [\#(links.joined(separator: ",\n"))]}"#
     }
 

@@ -129,7 +129,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         let listed = run.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
         // The built example plugin sits next to agraph, so it is found too.
-        XCTAssertEqual(Array(listed.prefix(10)), ["test-tone", "file", "ac4", "gain", "mixer", "format-tag", "file-out", "null",
+        XCTAssertEqual(Array(listed.prefix(11)), ["test-tone", "file", "ac4", "gain", "mixer", "split", "format-tag", "file-out", "null",
                                                    "jack-in", "jack-out"], run.stdout)
         XCTAssertTrue(listed.contains("com.example.ring-modulator"), run.stdout)
         XCTAssertTrue(run.stdout.contains("source") && run.stdout.contains("processor") && run.stdout.contains("sink"))
@@ -154,7 +154,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run.status, 1)
         XCTAssertEqual(run.stdout, "")
         XCTAssertTrue(run.stderr.contains("unknown node type 'nosuch'"), run.stderr)
-        XCTAssertTrue(run.stderr.contains("known types: test-tone, file, ac4, gain, mixer, format-tag, file-out, null"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("known types: test-tone, file, ac4, gain, mixer, split, format-tag, file-out, null"), run.stderr)
         let hint = try agraph("nodes", "mixr")
         XCTAssertEqual(hint.status, 1)
         XCTAssertTrue(hint.stderr.contains("did you mean 'mixer'?"), hint.stderr)
