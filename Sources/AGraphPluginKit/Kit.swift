@@ -25,9 +25,10 @@
 // output_layout), plugin-wide details (AGRAPH_EXT_PLUGIN_INFO) and
 // `init`/`deinit`, the plugin side of agraph.output-route/1
 // (`outputRouteChanged`), and the host extensions through `PluginHost`
-// (log, log_rt, output route, latency changed, thread check). Not yet:
-// several audio ports per node (being designed; ABI 1.x has at most one
-// input and one output), decoder `configure` (agraph does not call it).
+// (log, log_rt, output route, latency changed, thread check), and several
+// audio ports per node (ABI 1.2: `PluginNodeDescription(inputs:outputs:)`,
+// `PluginBlock.input(port:_:)` …, `outputLayout(_:port:)`). Not yet:
+// decoder `configure` (agraph does not call it).
 @_exported import CAGraphPlugin
 import Synchronization
 
@@ -95,7 +96,9 @@ public enum PluginChannels: Sendable {
     case sameAsInput
 }
 
-/// An audio port (see `agraph_port_t`).
+/// An audio port (see `agraph_port_t`). With several ports in a direction
+/// (ABI 1.2) `name` is what links use (`node:sidechain`): letters, digits
+/// and '_'; a lone port is `in` / `out` in graphs whatever its name.
 public struct PluginPort: Sendable {
     public var name: String
     public var channels: PluginChannels
@@ -108,7 +111,7 @@ public struct PluginPort: Sendable {
         PluginPort(name: name, channels: .fixed(0), minChannels: channels.lowerBound, maxChannels: channels.upperBound)
     }
 
-    /// An output with `channels` channels.
+    /// An output with `channels` channels (`.sameAsInput`: input port 0's).
     public static func output(_ name: String = "out", channels: PluginChannels = .sameAsInput) -> PluginPort {
         PluginPort(name: name, channels: channels, minChannels: 0, maxChannels: nil)
     }
@@ -118,18 +121,34 @@ public struct PluginPort: Sendable {
 public struct PluginNodeDescription: Sendable {
     public var typeID: String
     public var summary: String
-    public var input: PluginPort?
-    public var output: PluginPort?
+    /// The input ports, in port order (empty: a source).
+    public var inputs: [PluginPort]
+    /// The output ports, in port order (empty: a sink).
+    public var outputs: [PluginPort]
     public var parameters: [PluginParameter]
     /// A source that never ends.
     public var endless: Bool
 
+    /// The first input port, if any.
+    public var input: PluginPort? { inputs.first }
+    /// The first output port, if any.
+    public var output: PluginPort? { outputs.first }
+
+    /// A node with at most one input and one output.
     public init(typeID: String, summary: String, input: PluginPort?, output: PluginPort?,
+                parameters: [PluginParameter], endless: Bool = false) {
+        self.init(typeID: typeID, summary: summary, inputs: input.map { [$0] } ?? [],
+                  outputs: output.map { [$0] } ?? [], parameters: parameters, endless: endless)
+    }
+
+    /// A node with any number of ports (several in a direction: ABI 1.2,
+    /// each named).
+    public init(typeID: String, summary: String, inputs: [PluginPort], outputs: [PluginPort],
                 parameters: [PluginParameter], endless: Bool = false) {
         self.typeID = typeID
         self.summary = summary
-        self.input = input
-        self.output = output
+        self.inputs = inputs
+        self.outputs = outputs
         self.parameters = parameters
         self.endless = endless
     }
@@ -146,8 +165,13 @@ public struct PluginNodeSetup {
     public let host: PluginHost
     public let nodeID: String
     public let sampleRate: Double
+    /// Channels of input port 0 and output port 0.
     public let inputChannels: Int
     public let outputChannels: Int
+    /// Channels of every input and output port, in port order (ABI 1.2
+    /// hosts; from older ones, port 0's only). 0 where not yet known.
+    public let inputPortChannels: [Int]
+    public let outputPortChannels: [Int]
     /// Values by parameter name; absent for optional parameters left out.
     public let numbers: [String: Double]
     public let strings: [String: String]
@@ -185,6 +209,42 @@ public struct PluginBlock {
     @inlinable public func setOutput(validFrames: Int, ended: Bool) {
         raw.pointee.output_valid_frames = UInt32(validFrames)
         raw.pointee.output_ended = ended ? 1 : 0
+    }
+
+    // Several ports (ABI 1.2). Port 0 reads the 1.0 fields; ports past 0
+    // exist only for a type declaring several, which only a 1.2 host loads,
+    // so the per-port fields are there whenever they are read.
+
+    /// Number of input ports and output ports.
+    @inlinable public var inputPortCount: Int { Int(raw.pointee.input_port_count) }
+    @inlinable public var outputPortCount: Int { Int(raw.pointee.output_port_count) }
+    /// Channels of input / output port `port`.
+    @inlinable public func inputChannels(port: Int) -> Int {
+        port == 0 ? inputChannels : Int(raw.pointee.input_ports[port].channels)
+    }
+    @inlinable public func outputChannels(port: Int) -> Int {
+        port == 0 ? outputChannels : Int(raw.pointee.output_ports[port].channels)
+    }
+    /// The samples of channel `c` of input port `port`.
+    @inlinable public func input(port: Int, _ c: Int) -> UnsafePointer<Float> {
+        port == 0 ? input(c) : raw.pointee.input_ports[port].buffers[c]!
+    }
+    /// The samples of channel `c` of output port `port`.
+    @inlinable public func output(port: Int, _ c: Int) -> UnsafeMutablePointer<Float> {
+        port == 0 ? output(c) : raw.pointee.output_ports[port].buffers[c]!
+    }
+    /// Frames of signal in input port `port` this block, and whether it ended.
+    @inlinable public func inputValidFrames(port: Int) -> Int {
+        port == 0 ? inputValidFrames : Int(raw.pointee.input_ports[port].valid_frames)
+    }
+    @inlinable public func inputEnded(port: Int) -> Bool {
+        port == 0 ? inputEnded : raw.pointee.input_ports[port].ended != 0
+    }
+    /// Sets output port `port`'s state.
+    @inlinable public func setOutput(port: Int, validFrames: Int, ended: Bool) {
+        if port == 0 { setOutput(validFrames: validFrames, ended: ended); return }
+        raw.pointee.output_ports[port].valid_frames = UInt32(validFrames)
+        raw.pointee.output_ports[port].ended = ended ? 1 : 0
     }
 }
 
@@ -300,6 +360,11 @@ public protocol PluginNode: AnyObject {
     /// of the channel count. [main-thread]
     static func outputLayout(_ setup: PluginNodeSetup) -> String?
 
+    /// Output port `port`'s layout tag (ABI 1.2 `output_port_layout`); the
+    /// default gives `outputLayout` for port 0 and nil (the usual layout)
+    /// for the others. [main-thread]
+    static func outputLayout(_ setup: PluginNodeSetup, port: Int) -> String?
+
     /// The output route changed (agraph.output-route/1). May arrive while
     /// `process`/`decode` runs on another thread: store it atomically and
     /// apply it from the next call. [main-thread]
@@ -309,6 +374,9 @@ public protocol PluginNode: AnyObject {
 extension PluginNode {
     public static func check(_ setup: PluginNodeSetup) -> String? { nil }
     public static func outputLayout(_ setup: PluginNodeSetup) -> String? { nil }
+    public static func outputLayout(_ setup: PluginNodeSetup, port: Int) -> String? {
+        port == 0 ? outputLayout(setup) : nil
+    }
     public func outputRouteChanged(_ route: PluginOutputRoute) {}
     public func activate(sampleRate: Double, maxFrames: Int) throws {}
     public func setParameter(_ index: Int, value: Double) {}
@@ -467,8 +535,8 @@ public struct PluginExport: @unchecked Sendable {
             p.initialize(from: items, count: items.count)
             return UnsafePointer(p)
         }
-        let inputs = d.input.map { [makePort($0)] } ?? []
-        let outputs = d.output.map { [makePort($0)] } ?? []
+        let inputs = d.inputs.map(makePort)
+        let outputs = d.outputs.map(makePort)
         let params = d.parameters.map(makeParam)
         let box = Unmanaged.passRetained(TypeBox(node)).toOpaque()
         let t = UnsafeMutablePointer<agraph_node_type_t>.allocate(capacity: 1)
@@ -485,7 +553,7 @@ public struct PluginExport: @unchecked Sendable {
             set_parameter: d.parameters.contains(where: \.live) ? setParameterTrampoline : nil,
             latency: latencyTrampoline, deactivate: deactivateTrampoline, destroy: destroyTrampoline,
             get_extension: instanceGetExtension, input_codec: keep(decoder?.inputCodec),
-            output_layout: outputLayoutTrampoline))
+            output_layout: outputLayoutTrampoline, output_port_layout: outputPortLayoutTrampoline))
         return t
     }
 }
@@ -573,6 +641,17 @@ let outputLayoutTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?
     }
 }
 
+let outputPortLayoutTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>? = { info, port in
+    let (type, s) = setup(info!)
+    guard let name = type.outputLayout(s, port: Int(port)) else { return nil }
+    return layoutNames.withLock { names in
+        if let p = names[name] { return p }
+        let p = PluginExport.keep(name)
+        names[name] = p
+        return p
+    }
+}
+
 /// The instance extensions the kit implements: the decoder (for a
 /// `PluginDecoder`) and the plugin side of the output route.
 let instanceGetExtension: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> UnsafeRawPointer? = { p, id in
@@ -645,8 +724,16 @@ func setup(_ info: UnsafePointer<agraph_create_info_t>) -> (any PluginNode.Type,
         numbers[params[k].name] = v.number
         if let s = v.string { strings[params[k].name] = String(cString: s) }
     }
+    // Per-port channels: appended in 1.2 (read only from such a host).
+    var inputPorts = i.input_channels > 0 || type.description.inputs.count == 1 ? [Int(i.input_channels)] : []
+    var outputPorts = type.description.outputs.isEmpty ? [] : [Int(i.output_channels)]
+    if i.host_abi_minor >= 2 {
+        inputPorts = (0..<Int(i.input_port_count)).map { Int(i.input_port_channels[$0]) }
+        outputPorts = (0..<Int(i.output_port_count)).map { Int(i.output_port_channels[$0]) }
+    }
     let s = PluginNodeSetup(host: PluginHost(info), nodeID: i.node_id.map { String(cString: $0) } ?? "", sampleRate: i.sample_rate,
                             inputChannels: Int(i.input_channels), outputChannels: Int(i.output_channels),
+                            inputPortChannels: inputPorts, outputPortChannels: outputPorts,
                             numbers: numbers, strings: strings)
     return (type, s)
 }

@@ -110,24 +110,26 @@ struct TypeWalk {
     }
 
     mutating func run() {
-        let inputChannels: Int = {
-            guard let range = type.inputRange else { return 0 }
-            return range.contains(2) ? 2 : range.lowerBound
-        }()
-        let outputChannels: Int = {
-            switch type.outputRule {
+        // Every port: 2 channels where accepted, else the fewest; outputs by
+        // their rule (same as input port 0's).
+        let inputPorts = type.inputRanges.map { $0.contains(2) ? 2 : $0.lowerBound }
+        let inputChannels = inputPorts.first ?? 0
+        let outputPorts: [Int] = type.outputRules.map {
+            switch $0 {
             case .none: 0
             case .fixed(let n): n
             case .sameAsInput: inputChannels
             }
-        }()
+        }
+        let outputChannels = outputPorts.first ?? 0
         let configs = configurations()
         var walked = 0
         for (name, parameters) in configs {
             let host = PluginHost(nodeID: "check", typeID: type.descriptor.typeID)
             if let check = t.check {
                 let r = type.withCreateInfo(nodeID: "check", parameters: parameters, inputChannels: inputChannels,
-                                            outputChannels: outputChannels, sampleRate: sampleRate, host: host) { info, error in
+                                            outputChannels: outputChannels, sampleRate: sampleRate, host: host,
+                                            inputPortChannels: inputPorts, outputPortChannels: outputPorts) { info, error in
                     check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
                 }
                 if r.result == 0 {
@@ -135,20 +137,25 @@ struct TypeWalk {
                     continue
                 }
             }
-            walk(name: name, parameters: parameters, inputChannels: inputChannels, outputChannels: outputChannels, host: host)
+            walk(name: name, parameters: parameters, inputPorts: inputPorts, outputPorts: outputPorts, host: host)
             for v in host.threadViolations() { failures.append("(\(name)) \(v)") }
             walked += 1
         }
-        lines.append("\(type.descriptor.typeID) (\(isDecoder ? "decoder, \(type.inputCodec ?? "")" : "realtime")): \(walked) of \(configs.count) parameter sets walked through create, activate, \(isDecoder ? "decode/flush/drain" : "process") at block sizes \(PluginConformance.blockSizes.map(String.init).joined(separator: ", ")), set_parameter, deactivate, destroy")
+        let ports = type.inputNames.count > 1 || type.outputNames.count > 1
+            ? "; ports in: \(type.inputNames.joined(separator: ", ")), out: \(type.outputNames.joined(separator: ", "))" : ""
+        lines.append("\(type.descriptor.typeID) (\(isDecoder ? "decoder, \(type.inputCodec ?? "")" : "realtime")\(ports)): \(walked) of \(configs.count) parameter sets walked through create, activate, \(isDecoder ? "decode/flush/drain" : "process") at block sizes \(PluginConformance.blockSizes.map(String.init).joined(separator: ", ")), set_parameter, deactivate, destroy")
     }
 
-    mutating func walk(name: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int, host: PluginHost) {
+    mutating func walk(name: String, parameters: NodeParameters, inputPorts: [Int], outputPorts: [Int], host: PluginHost) {
+        let inputChannels = inputPorts.first ?? 0
+        let outputChannels = outputPorts.first ?? 0
         guard let create = t.create, let activate = t.activate, let deactivate = t.deactivate, let destroy = t.destroy else {
             failures.append("create, activate, deactivate and destroy are required")
             return
         }
         let made = type.withCreateInfo(nodeID: "check", parameters: parameters, inputChannels: inputChannels,
-                                       outputChannels: outputChannels, sampleRate: sampleRate, host: host) { info, error in
+                                       outputChannels: outputChannels, sampleRate: sampleRate, host: host,
+                                       inputPortChannels: inputPorts, outputPortChannels: outputPorts) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
         guard let instance = made.result else {
@@ -168,7 +175,7 @@ struct TypeWalk {
         if isDecoder {
             walkDecoder(name: name, instance: instance, channels: outputChannels)
         } else {
-            walkRealtime(name: name, instance: instance, inputChannels: inputChannels, outputChannels: outputChannels)
+            walkRealtime(name: name, instance: instance, inputPorts: inputPorts, outputPorts: outputPorts)
         }
         // Route changes while active, on the main thread.
         for r in [AGRAPH_ROUTE_SPEAKERS, AGRAPH_ROUTE_UNKNOWN] { route?.changed?(instance, r.rawValue) }
@@ -191,15 +198,20 @@ struct TypeWalk {
         return changes
     }
 
-    mutating func walkRealtime(name: String, instance: OpaquePointer, inputChannels: Int, outputChannels: Int) {
+    mutating func walkRealtime(name: String, instance: OpaquePointer, inputPorts: [Int], outputPorts: [Int]) {
         guard let process = t.process else { failures.append("no process function"); return }
         let frames = maxFrames
-        let inputs = (0..<max(inputChannels, 1)).map { c -> UnsafeMutablePointer<Float> in
+        let inputChannels = inputPorts.first ?? 0
+        let outputChannels = outputPorts.first ?? 0
+        let inTotal = inputPorts.reduce(0, +), outTotal = outputPorts.reduce(0, +)
+        // Every port's channels one after another (port 0's first, as the
+        // 1.0 fields see them), with the 1.2 per-port entries over them.
+        let inputs = (0..<max(inTotal, 1)).map { c -> UnsafeMutablePointer<Float> in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
             for i in 0..<frames { p[i] = Float(sin(Double(i) * 0.05 + Double(c))) * (i % 97 == 0 ? 1 : 0.5) }
             return p
         }
-        let outputs = (0..<max(outputChannels, 1)).map { _ in
+        let outputs = (0..<max(outTotal, 1)).map { _ in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
             p.initialize(repeating: 0, count: frames)
             return p
@@ -208,10 +220,26 @@ struct TypeWalk {
         let outPointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: outputs.count)
         for (c, p) in inputs.enumerated() { inPointers[c] = UnsafePointer(p) }
         for (c, p) in outputs.enumerated() { outPointers[c] = p }
+        let inPorts = UnsafeMutablePointer<agraph_input_port_buffers_t>.allocate(capacity: max(inputPorts.count, 1))
+        let outPorts = UnsafeMutablePointer<agraph_output_port_buffers_t>.allocate(capacity: max(outputPorts.count, 1))
+        var offset = 0
+        for (k, n) in inputPorts.enumerated() {
+            (inPorts + k).initialize(to: agraph_input_port_buffers_t(channels: UInt32(n), valid_frames: 0, ended: 0, reserved0: 0,
+                                                                     buffers: n > 0 ? UnsafePointer(inPointers + offset) : nil))
+            offset += n
+        }
+        offset = 0
+        for (k, n) in outputPorts.enumerated() {
+            (outPorts + k).initialize(to: agraph_output_port_buffers_t(channels: UInt32(n), valid_frames: 0, ended: 0, reserved0: 0,
+                                                                       buffers: n > 0 ? UnsafePointer(outPointers + offset) : nil))
+            offset += n
+        }
+        let inPortCount = inputPorts.count, outPortCount = outputPorts.count
         let block = UnsafeMutablePointer<agraph_process_t>.allocate(capacity: 1)
         defer {
             inputs.forEach { $0.deallocate() }; outputs.forEach { $0.deallocate() }
             inPointers.deallocate(); outPointers.deallocate(); block.deallocate()
+            inPorts.deallocate(); outPorts.deallocate()
         }
         let changes = liveChanges()
         let setParameter = t.set_parameter
@@ -229,7 +257,13 @@ struct TypeWalk {
                     reserved0: 0, inputs: inputChannels > 0 ? UnsafePointer(inPointers) : nil,
                     outputs: outputChannels > 0 ? UnsafePointer(outPointers) : nil,
                     input_valid_frames: inputChannels > 0 ? UInt32(n) : 0, input_ended: 0,
-                    output_valid_frames: UInt32(n), output_ended: 0))
+                    output_valid_frames: UInt32(n), output_ended: 0,
+                    input_port_count: UInt32(inPortCount), output_port_count: UInt32(outPortCount),
+                    input_ports: inPortCount > 0 ? UnsafePointer(inPorts) : nil, output_ports: outPortCount > 0 ? outPorts : nil))
+                var k = 0
+                while k < inPortCount { inPorts[k].valid_frames = UInt32(n); inPorts[k].ended = 0; k += 1 }
+                k = 0
+                while k < outPortCount { outPorts[k].valid_frames = UInt32(n); outPorts[k].ended = 0; k += 1 }
                 process(unsafeInstance, b)
             }
             // Warm-up, not counted: a Swift plugin's runtime makes its
@@ -252,7 +286,7 @@ struct TypeWalk {
                     }
                 }
             }
-            for c in 0..<outputChannels {
+            for c in 0..<outTotal {
                 for i in 0..<sizes[sizes.count - 1] where !outPointers[c]![i].isFinite { nonFinite += 1 }
             }
         }

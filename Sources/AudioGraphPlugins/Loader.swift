@@ -314,9 +314,19 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
     // @unchecked: the C tables are immutable and live until exit.
     let type: UnsafePointer<agraph_node_type_t>
     public let descriptor: NodeDescriptor
-    /// Input channels accepted, and the output rule.
-    let inputRange: ClosedRange<Int>?
-    let outputRule: OutputRule
+    /// Input channels accepted by port 0, and port 0's output rule.
+    var inputRange: ClosedRange<Int>? { inputRanges.first }
+    var outputRule: OutputRule { outputRules.first ?? .none }
+    /// Input channels accepted by each input port, and each output's rule
+    /// (several ports: ABI 1.2), in port order. A decoder's input is not
+    /// in `inputRanges` (it takes frames).
+    let inputRanges: [ClosedRange<Int>]
+    let outputRules: [OutputRule]
+    /// The graph's names of the ports (see the naming rule in the header).
+    let inputNames: [String]
+    let outputNames: [String]
+    /// ABI 1.2 `output_port_layout`, when the plugin has it.
+    let outputPortLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>?)?
     let endless: Bool
     /// A worker-domain decoder: the codec its input takes (ABI 1.1).
     let inputCodec: String?
@@ -339,9 +349,13 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
             throw PluginError("type id may hold only letters, digits, '.', '-' and '_'")
         }
-        guard t.input_count <= 1, t.output_count <= 1 else {
-            throw PluginError("\(t.input_count) inputs and \(t.output_count) outputs; ABI 1.x allows at most one of each")
+        let maxPorts = abiMinor >= 2 ? Int(AGRAPH_MAX_PORTS) : 1
+        guard t.input_count <= UInt32(maxPorts), t.output_count <= UInt32(maxPorts) else {
+            throw PluginError(abiMinor >= 2
+                ? "\(t.input_count) inputs and \(t.output_count) outputs; at most \(maxPorts) of each"
+                : "\(t.input_count) inputs and \(t.output_count) outputs; ABI 1.\(abiMinor) allows at most one of each (several ports need 1.2)")
         }
+        outputPortLayout = abiMinor >= 2 ? t.output_port_layout : nil
         guard t.input_count + t.output_count > 0 else { throw PluginError("no ports") }
         let isDecoder = t.domain == AGRAPH_DOMAIN_WORKER.rawValue
         if t.domain != AGRAPH_DOMAIN_REALTIME.rawValue {
@@ -354,32 +368,53 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         guard t.create != nil, t.activate != nil, t.deactivate != nil, t.destroy != nil, isDecoder || t.process != nil else {
             throw PluginError("create, activate, process, deactivate and destroy are required")
         }
-        if isDecoder {
-            inputRange = nil
-        } else if t.input_count == 1 {
-            guard let port = t.inputs?.pointee else { throw PluginError("input port table is NULL") }
-            let lo = max(Int(port.min_channels), 1)
-            let hi = port.max_channels == 0 ? 64 : Int(port.max_channels)
-            guard lo <= hi else { throw PluginError("input accepts \(lo)…\(hi) channels") }
-            inputRange = lo...hi
-        } else {
-            inputRange = nil
-        }
-        if t.output_count == 1 {
-            guard let port = t.outputs?.pointee else { throw PluginError("output port table is NULL") }
-            switch port.channels_rule {
-            case AGRAPH_CHANNELS_FIXED.rawValue:
-                guard (1...64).contains(port.channels) else { throw PluginError("output has \(port.channels) channels (1…64)") }
-                outputRule = .fixed(Int(port.channels))
-            case AGRAPH_CHANNELS_SAME_AS_INPUT.rawValue:
-                guard t.input_count == 1 else { throw PluginError("a source's output cannot be \"same as input\"") }
-                outputRule = .sameAsInput
-            default:
-                throw PluginError("unknown output channel rule \(port.channels_rule)")
+        /// The graph's names of `count` ports: `single` for one, else the
+        /// declared names (checked).
+        func names(_ table: UnsafePointer<agraph_port_t>?, _ count: Int, single: String, kind: String) throws -> [String] {
+            guard count > 1 else { return count == 1 ? [single] : [] }
+            var out: [String] = []
+            for k in 0..<count {
+                guard let name = try boundedString(table?[k].name, "\(kind) port \(k)'s name"), PortDescriptor.isValidName(name) else {
+                    throw PluginError("\(kind) port \(k) needs a name of letters, digits and '_' (a node with several \(kind)s names each)")
+                }
+                guard !out.contains(name) else { throw PluginError("two \(kind) ports are called '\(name)'") }
+                out.append(name)
             }
-        } else {
-            outputRule = .none
+            return out
         }
+        if t.input_count > 0 && t.inputs == nil { throw PluginError("input port table is NULL") }
+        if t.output_count > 0 && t.outputs == nil { throw PluginError("output port table is NULL") }
+        inputNames = try names(t.inputs, Int(t.input_count), single: "in", kind: "input")
+        outputNames = try names(t.outputs, Int(t.output_count), single: "out", kind: "output")
+        var ranges: [ClosedRange<Int>] = []
+        if !isDecoder, let table = t.inputs {
+            for k in 0..<Int(t.input_count) {
+                let port = table[k]
+                let lo = max(Int(port.min_channels), 1)
+                let hi = port.max_channels == 0 ? 64 : Int(port.max_channels)
+                guard lo <= hi else { throw PluginError("input \(inputNames[k]) accepts \(lo)…\(hi) channels") }
+                ranges.append(lo...hi)
+            }
+        }
+        inputRanges = ranges
+        var rules: [OutputRule] = []
+        if let table = t.outputs {
+            for k in 0..<Int(t.output_count) {
+                let port = table[k]
+                let which = t.output_count > 1 ? "output \(outputNames[k])" : "output"
+                switch port.channels_rule {
+                case AGRAPH_CHANNELS_FIXED.rawValue:
+                    guard (1...64).contains(port.channels) else { throw PluginError("\(which) has \(port.channels) channels (1…64)") }
+                    rules.append(.fixed(Int(port.channels)))
+                case AGRAPH_CHANNELS_SAME_AS_INPUT.rawValue:
+                    guard t.input_count >= 1 else { throw PluginError("a source's \(which) cannot be \"same as input\"") }
+                    rules.append(.sameAsInput)
+                default:
+                    throw PluginError("unknown channel rule \(port.channels_rule) for \(which)")
+                }
+            }
+        }
+        outputRules = rules
         endless = t.flags & UInt32(AGRAPH_NODE_ENDLESS) != 0
         guard t.param_count <= UInt32(PluginLimits.parameters) else {
             throw PluginError("claims \(t.param_count) parameters; at most \(PluginLimits.parameters) are read")
@@ -399,8 +434,10 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             throw PluginError("live parameters but no set_parameter")
         }
         let role: NodeDescriptor.Role = t.input_count == 0 ? .source : (t.output_count == 0 ? .sink : .processor)
-        descriptor = NodeDescriptor(typeID: id, role: role, summary: try boundedString(t.summary, "the type's summary") ?? "", inputs: t.input_count == 0 ? .none : .single,
-                                    parameters: params, domain: isDecoder ? .background : .realtime, origin: path,
+        let inputs: InputPorts = t.input_count == 0 ? .none : (t.input_count == 1 ? .single : .named(inputNames.map { PortDescriptor($0) }))
+        let outputs: OutputPorts? = t.output_count > 1 ? .named(outputNames.map { PortDescriptor($0) }, defaultPort: nil) : nil
+        descriptor = NodeDescriptor(typeID: id, role: role, summary: try boundedString(t.summary, "the type's summary") ?? "", inputs: inputs,
+                                    outputs: outputs, parameters: params, domain: isDecoder ? .background : .realtime, origin: path,
                                     inputCodecs: inputCodec.map { [$0] } ?? [])
     }
 
@@ -484,40 +521,49 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         // (whose check may load it) before it is found in a trusted folder.
         guard let parameters = resolvingVendorLibraries(c.parameters, directory: c.directory,
                                                         refuse: { c.error(parameter: $0, $1) }) else { return nil }
-        var inputChannels = 0
-        if let range = inputRange {
-            guard let input = c.input else { return nil }
+        var inputChannels: [Int] = []
+        for (k, range) in inputRanges.enumerated() {
+            guard k < c.inputFormats.count, let input = c.inputFormats[k] else { return nil }
             guard range.contains(input.channels) else {
-                c.error(input: 0, "\(descriptor.typeID) accepts \(range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)…\(range.upperBound)") channels; the input has \(input.channels)")
+                let which = inputRanges.count > 1 ? " on its input '\(inputNames[k])'" : ""
+                c.error(input: k, "\(descriptor.typeID) accepts \(range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)…\(range.upperBound)") channels\(which); the input has \(input.channels)")
                 return nil
             }
-            inputChannels = input.channels
+            inputChannels.append(input.channels)
         }
         if inputCodec != nil, c.input == nil { return nil }
-        var output: StreamFormat?
-        switch outputRule {
-        case .none: output = nil
-        case .fixed(let n): output = StreamFormat(channels: n, sampleRate: c.sampleRate)
-        case .sameAsInput: output = c.input
+        var outputs: [StreamFormat] = []
+        for rule in outputRules {
+            switch rule {
+            case .none: break
+            case .fixed(let n): outputs.append(StreamFormat(channels: n, sampleRate: c.sampleRate))
+            case .sameAsInput:
+                guard let input = c.input else { return nil }
+                outputs.append(input)
+            }
         }
-        if let outputLayout, let channels = output?.channels {
-            let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels,
-                                       outputChannels: channels, sampleRate: c.sampleRate,
-                                       host: PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)) { info, _ in
-                outputLayout(info).map { truncatedString($0, limit: 64) }
+        let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)
+        for k in outputs.indices where (k == 0 && outputLayout != nil) || outputPortLayout != nil {
+            let channels = outputs[k].channels
+            let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels.first ?? 0,
+                                       outputChannels: outputs.first?.channels ?? 0, sampleRate: c.sampleRate, host: host,
+                                       inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels)) { info, _ in
+                let name = outputPortLayout.map { $0(info, UInt32(k)) } ?? outputLayout.map { $0(info) }
+                return name.flatMap { $0 }.map { truncatedString($0, limit: 64) }
             }.result
             if let name = named {
+                let which = outputs.count > 1 ? " of output '\(outputNames[k])'" : ""
                 guard let layout = ChannelLayout(rawValue: name), layout.channelCount.map({ $0 == channels }) ?? true else {
-                    c.error("the plugin names output layout \"\(name)\", which does not fit \(channels) channels")
+                    c.error("the plugin names the layout\(which) \"\(name)\", which does not fit \(channels) channels")
                     return nil
                 }
-                output?.layout = layout
+                outputs[k].layout = layout
             }
         }
         if let check = type.pointee.check {
-            let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels,
-                                    outputChannels: output?.channels ?? 0, sampleRate: c.sampleRate,
-                                    host: PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)) { info, error in
+            let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels.first ?? 0,
+                                    outputChannels: outputs.first?.channels ?? 0, sampleRate: c.sampleRate, host: host,
+                                    inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels)) { info, error in
                 check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
             }
             if ok.result == 0 {
@@ -525,7 +571,8 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
                 return nil
             }
         }
-        return output
+        for (k, f) in outputs.enumerated() { c.setOutput(k, f) }
+        return outputs.first
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
@@ -538,8 +585,10 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID) (\(descriptor.origin)): the plugin has no create function")
         }
         let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)
+        let inputPortChannels = inputCodec != nil ? [] : c.inputFormats.map(\.channels)
         let made = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
-                                  outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate, host: host) { info, error in
+                                  outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate, host: host,
+                                  inputPortChannels: inputPortChannels, outputPortChannels: c.outputFormats.map(\.channels)) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
         guard let instance = made.result else {
@@ -557,11 +606,21 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
     }
 
     /// Calls `body` with the C view of a node's parameters (valid during the
-    /// call only), with `host` as its host table (ABI 1.2), and an error
-    /// buffer; returns its result and the message.
+    /// call only), with `host` as its host table (ABI 1.2), the channels of
+    /// every port (ABI 1.2; nil: port 0's only, from `inputChannels` /
+    /// `outputChannels`), and an error buffer; returns its result and the
+    /// message.
     public func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int,
                            sampleRate: Double, host: PluginHost,
+                           inputPortChannels: [Int]? = nil, outputPortChannels: [Int]? = nil,
                            _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
+        // Every declared port gets an entry (0 while its channels are unknown).
+        func counts(_ given: [Int]?, _ first: Int, _ n: Int) -> [UInt32] {
+            let known = given ?? (n > 0 ? [first] : [])
+            return (0..<n).map { $0 < known.count ? UInt32(clamping: known[$0]) : 0 }
+        }
+        let inputCounts = counts(inputPortChannels, inputChannels, inputCodec != nil ? 0 : inputNames.count)
+        let outputCounts = counts(outputPortChannels, outputChannels, outputNames.count)
         var strings: [UnsafeMutablePointer<CChar>] = []
         defer { strings.forEach { free($0) } }
         var values: [agraph_param_value_t] = []
@@ -585,12 +644,19 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         let id = strdup(nodeID)!
         defer { free(id) }
         let result = values.withUnsafeBufferPointer { buf in
-            var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
-                                            value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
-                                            output_channels: UInt32(outputChannels),
-                                            host_abi_minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR), sample_rate: sampleRate,
-                                            host: UnsafePointer(host.table))
-            return withExtendedLifetime(host) { withUnsafePointer(to: &info) { body($0, error) } }
+            inputCounts.withUnsafeBufferPointer { ins in
+                outputCounts.withUnsafeBufferPointer { outs in
+                    var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
+                                                    value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
+                                                    output_channels: UInt32(outputChannels),
+                                                    host_abi_minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR), sample_rate: sampleRate,
+                                                    host: UnsafePointer(host.table),
+                                                    input_port_count: UInt32(ins.count), output_port_count: UInt32(outs.count),
+                                                    input_port_channels: ins.isEmpty ? nil : ins.baseAddress,
+                                                    output_port_channels: outs.isEmpty ? nil : outs.baseAddress)
+                    return withExtendedLifetime(host) { withUnsafePointer(to: &info) { body($0, error) } }
+                }
+            }
         }
         error[Int(AGRAPH_ERROR_CAPACITY) - 1] = 0
         return (result, String(cString: error))
@@ -618,13 +684,19 @@ final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifyi
     let deactivateFn: @convention(c) (OpaquePointer?) -> Void
     let destroyFn: @convention(c) (OpaquePointer?) -> Void
     let liveMask: [Bool]
-    var input: AudioBus?
-    var output: AudioBus?
+    /// The buses of every port, in port order.
+    var inputs: [AudioBus] = []
+    var outputs: [AudioBus] = []
     var active = false
-    // Allocated in prepare, freed in deinit.
+    // Allocated in prepare, freed in deinit: the process block, every
+    // port's channel pointers (one array per direction, ports one after
+    // another; port 0's are the 1.0 `inputs`/`outputs`) and the per-port
+    // entries of ABI 1.2.
     var block: UnsafeMutablePointer<agraph_process_t>?
     var inputPointers: UnsafeMutablePointer<UnsafePointer<Float>?>?
     var outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+    var inputPorts: UnsafeMutablePointer<agraph_input_port_buffers_t>?
+    var outputPorts: UnsafeMutablePointer<agraph_output_port_buffers_t>?
 
     init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String, host: PluginHost) {
         let t = type.pointee
@@ -643,9 +715,9 @@ final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifyi
     }
 
     /// [main-thread & !active]
-    func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
-        input = inputs.first
-        self.output = output
+    func prepare(inputs: [AudioBus], outputs: [AudioBus], context: PrepareContext) throws {
+        self.inputs = inputs
+        self.outputs = outputs
         let error = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
         error.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
         defer { error.deallocate() }
@@ -657,58 +729,111 @@ final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifyi
         }
         active = true
         freeBuffers()
-        let inChannels = input?.channels ?? 0
-        let outChannels = output?.channels ?? 0
-        let ins = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(inChannels, 1))
-        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: max(outChannels, 1))
-        ins.initialize(repeating: nil, count: max(inChannels, 1))
-        outs.initialize(repeating: nil, count: max(outChannels, 1))
-        for c in 0..<inChannels { ins[c] = UnsafePointer(input!.channel(c)) }
-        for c in 0..<outChannels { outs[c] = output!.channel(c) }
+        let inTotal = inputs.reduce(0) { $0 + $1.channels }
+        let outTotal = outputs.reduce(0) { $0 + $1.channels }
+        let ins = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(inTotal, 1))
+        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: max(outTotal, 1))
+        ins.initialize(repeating: nil, count: max(inTotal, 1))
+        outs.initialize(repeating: nil, count: max(outTotal, 1))
+        let inPorts = UnsafeMutablePointer<agraph_input_port_buffers_t>.allocate(capacity: max(inputs.count, 1))
+        let outPorts = UnsafeMutablePointer<agraph_output_port_buffers_t>.allocate(capacity: max(outputs.count, 1))
+        var offset = 0
+        for (k, bus) in inputs.enumerated() {
+            for c in 0..<bus.channels { ins[offset + c] = UnsafePointer(bus.channel(c)) }
+            (inPorts + k).initialize(to: agraph_input_port_buffers_t(
+                channels: UInt32(bus.channels), valid_frames: 0, ended: 0, reserved0: 0,
+                buffers: bus.channels > 0 ? UnsafePointer(ins + offset) : nil))
+            offset += bus.channels
+        }
+        offset = 0
+        for (k, bus) in outputs.enumerated() {
+            for c in 0..<bus.channels { outs[offset + c] = bus.channel(c) }
+            (outPorts + k).initialize(to: agraph_output_port_buffers_t(
+                channels: UInt32(bus.channels), valid_frames: 0, ended: 0, reserved0: 0,
+                buffers: bus.channels > 0 ? UnsafePointer(outs + offset) : nil))
+            offset += bus.channels
+        }
+        let inChannels = inputs.first?.channels ?? 0
+        let outChannels = outputs.first?.channels ?? 0
         let b = UnsafeMutablePointer<agraph_process_t>.allocate(capacity: 1)
         b.initialize(to: agraph_process_t(
             frames: 0, input_channels: UInt32(inChannels), output_channels: UInt32(outChannels), reserved0: 0,
-            inputs: inChannels > 0 ? UnsafePointer(UnsafeRawPointer(ins).assumingMemoryBound(to: UnsafePointer<Float>?.self)) : nil,
+            inputs: inChannels > 0 ? UnsafePointer(ins) : nil,
             outputs: outChannels > 0 ? UnsafePointer(outs) : nil,
-            input_valid_frames: 0, input_ended: 0, output_valid_frames: 0, output_ended: 0))
+            input_valid_frames: 0, input_ended: 0, output_valid_frames: 0, output_ended: 0,
+            input_port_count: UInt32(inputs.count), output_port_count: UInt32(outputs.count),
+            input_ports: inputs.isEmpty ? nil : UnsafePointer(inPorts), output_ports: outputs.isEmpty ? nil : outPorts))
         inputPointers = ins
         outputPointers = outs
+        inputPorts = inPorts
+        outputPorts = outPorts
         block = b
     }
 
     /// [audio-thread & active]
     func render(frames: Int) {
-        guard let block else { return }
-        let n = UInt32(frames)
-        block.pointee.frames = n
-        // Channel pointers follow the engine's block layout: refresh them.
-        if let input, let ins = inputPointers {
+        guard let block, let ins = inputPointers, let outs = outputPointers,
+              let inPorts = inputPorts, let outPorts = outputPorts else { return }
+        block.pointee.frames = UInt32(frames)
+        // Channel pointers follow the engine's block layout: refresh them,
+        // and each input's state.
+        var offset = 0
+        var k = 0
+        while k < inputs.count {
+            let bus = inputs[k]
             var c = 0
-            while c < input.channels { ins[c] = UnsafePointer(input.channel(c)); c += 1 }
+            while c < bus.channels { ins[offset + c] = UnsafePointer(bus.channel(c)); c += 1 }
+            offset += bus.channels
+            let s = bus.state
+            inPorts[k].valid_frames = UInt32(s.validFrames < frames ? s.validFrames : frames)
+            inPorts[k].ended = s.ended ? 1 : 0
+            k += 1
         }
-        if let output, let outs = outputPointers {
+        offset = 0
+        k = 0
+        while k < outputs.count {
+            let bus = outputs[k]
             var c = 0
-            while c < output.channels { outs[c] = output.channel(c); c += 1 }
+            while c < bus.channels { outs[offset + c] = bus.channel(c); c += 1 }
+            offset += bus.channels
+            k += 1
         }
-        if let input {
-            let s = input.state
-            let valid = UInt32(s.validFrames < frames ? s.validFrames : frames)
-            block.pointee.input_valid_frames = valid
-            block.pointee.input_ended = s.ended ? 1 : 0
-            block.pointee.output_valid_frames = valid
-            block.pointee.output_ended = s.ended ? 1 : 0
+        // The preset: what the inputs say (a source: the whole block, running).
+        var preset = BusState(validFrames: frames, ended: false)
+        if !inputs.isEmpty {
+            preset = BusState.merging(inputs)
+            if preset.validFrames > frames { preset.validFrames = frames }
+            block.pointee.input_valid_frames = inPorts[0].valid_frames
+            block.pointee.input_ended = inPorts[0].ended
         } else {
             block.pointee.input_valid_frames = 0
             block.pointee.input_ended = 0
-            block.pointee.output_valid_frames = n
-            block.pointee.output_ended = 0
+        }
+        let presetValid = UInt32(preset.validFrames)
+        let presetEnded: UInt32 = preset.ended ? 1 : 0
+        block.pointee.output_valid_frames = presetValid
+        block.pointee.output_ended = presetEnded
+        k = 0
+        while k < outputs.count {
+            outPorts[k].valid_frames = presetValid
+            outPorts[k].ended = presetEnded
+            k += 1
         }
         processFn(instance, block)
-        if let output {
-            var valid = Int(block.pointee.output_valid_frames)
+        k = 0
+        while k < outputs.count {
+            var valid = Int(outPorts[k].valid_frames)
+            var ended = outPorts[k].ended != 0
+            if k == 0 && outPorts[0].valid_frames == presetValid && outPorts[0].ended == presetEnded {
+                // Port 0's state may be written in the 1.0 fields instead.
+                valid = Int(block.pointee.output_valid_frames)
+                ended = block.pointee.output_ended != 0
+            }
             if valid > frames { valid = frames }
-            if valid < frames { output.clear(from: valid, to: frames) }
-            output.state = BusState(validFrames: valid, ended: block.pointee.output_ended != 0)
+            let bus = outputs[k]
+            if valid < frames { bus.clear(from: valid, to: frames) }
+            bus.state = BusState(validFrames: valid, ended: ended)
+            k += 1
         }
     }
 
@@ -741,6 +866,8 @@ final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifyi
         block?.deallocate(); block = nil
         inputPointers?.deallocate(); inputPointers = nil
         outputPointers?.deallocate(); outputPointers = nil
+        inputPorts?.deallocate(); inputPorts = nil
+        outputPorts?.deallocate(); outputPorts = nil
     }
 
     /// [main-thread, after the engine stopped]

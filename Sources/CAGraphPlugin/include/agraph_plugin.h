@@ -100,14 +100,32 @@
  * Audio format
  * ------------------------------------------------------------------------
  * Audio is non-interleaved 32-bit float, one buffer per channel, at the
- * graph's sample rate (which a node never changes). A node has at most one
- * audio input port and at most one audio output port in ABI 1.x; the graph
- * calls them `in` and `out`. No input: a source. No output: a sink.
+ * graph's sample rate (which a node never changes). No input: a source.
+ * No output: a sink.
+ *
+ * Ports. Before 1.2 a node has at most one audio input port and one audio
+ * output port, which the graph calls `in` and `out`. Since 1.2 (a plugin
+ * whose abi.minor >= 2) a node type may declare up to AGRAPH_MAX_PORTS
+ * inputs and AGRAPH_MAX_PORTS outputs, each a multichannel bus with its
+ * own channel rule and layout (a sidechain input, a split into groups):
+ *   - THE NAMING RULE: a direction with one port is called `in` / `out` in
+ *     graphs whatever `agraph_port_t.name` says (so graphs stay valid); a
+ *     direction with several ports is named by `agraph_port_t.name`: never
+ *     NULL, letters, digits and '_', unique within that direction
+ *     (`"links": [{"from": "src", "to": "duck:sidechain"}]`). A node with
+ *     several outputs has no default output: links name one.
+ *   - Every input port takes exactly one link (there are no optional ports).
+ *   - Port 0 of each direction is the one the 1.0/1.1 fields describe
+ *     (`input_channels`, `inputs`, … in `agraph_process_t` and
+ *     `agraph_create_info_t`); the per-port fields appended in 1.2 describe
+ *     every port, port 0 included (see `agraph_process_t`).
  * The output format rule (`agraph_port_t.channels_rule`):
  *   - AGRAPH_CHANNELS_FIXED: `channels` channels, with the default layout
  *     for that count (1 mono, 2 stereo, 6 5.1, 8 7.1, else discrete);
- *   - AGRAPH_CHANNELS_SAME_AS_INPUT: the input's channel count *and* layout
- *     tag pass through (processors only).
+ *   - AGRAPH_CHANNELS_SAME_AS_INPUT: the channel count *and* layout tag of
+ *     input port 0 pass through (processors only).
+ * `output_layout` (1.1) names port 0's layout; `output_port_layout` (1.2)
+ * any port's.
  * An input port accepts `min_channels … max_channels` channels (0 for
  * max_channels: no upper limit); the host checks this when validating a
  * graph and reports a mismatch as an error on that link.
@@ -151,6 +169,8 @@ extern "C" {
 #define AGRAPH_MAX_CHOICES 1024
 #define AGRAPH_MAX_STRING 4096
 #define AGRAPH_MAX_DETAILS 65536
+/** (1.2) Most input ports, and most output ports, of one node type. */
+#define AGRAPH_MAX_PORTS 64
 
 /* ======================================================================
  * Parameters
@@ -260,8 +280,10 @@ typedef enum agraph_channels_rule {
 
 /** An audio port. Owned by the plugin. */
 typedef struct agraph_port {
-    /** For documentation ("in", "out"); the graph always names the ports
-     *  `in` and `out`. May be NULL. */
+    /** The port's name. With one port in its direction the graph calls it
+     *  `in` / `out` and this is documentation (may be NULL); with several
+     *  (ABI 1.2) it is the name links use: never NULL, letters, digits and
+     *  '_', unique within the direction (see "Ports" above). */
     const char *name;
     /** An agraph_channels_rule_t value. */
     uint32_t channels_rule;
@@ -315,8 +337,46 @@ typedef struct agraph_create_info {
      *  valid only during the call. */
     const struct agraph_host *host;
 
+    /** (1.2) The node's ports and their channel counts, in port order:
+     *  `input_port_count` entries of `input_port_channels` (the channels
+     *  reaching each input; 0 when not yet known) and `output_port_count`
+     *  of `output_port_channels` (each output's channels by its rule).
+     *  Entry 0 equals `input_channels` / `output_channels`. NULL when the
+     *  count is 0. Valid only during the call. */
+    uint32_t input_port_count;
+    uint32_t output_port_count;
+    const uint32_t *input_port_channels;
+    const uint32_t *output_port_channels;
+
     /* Fields appended in later minor versions go here. */
 } agraph_create_info_t;
+
+/** (1.2) One input port's buffers in `agraph_process_t.input_ports`. */
+typedef struct agraph_input_port_buffers {
+    /** Channels of the port. */
+    uint32_t channels;
+    /** Frames of real signal this block (the rest are zero), and whether
+     *  the stream reaching the port has ended. */
+    uint32_t valid_frames;
+    uint32_t ended;
+    uint32_t reserved0;
+    /** `channels` read-only buffers of `frames` samples, or NULL. */
+    const float *const *buffers;
+} agraph_input_port_buffers_t;
+
+/** (1.2) One output port's buffers in `agraph_process_t.output_ports`. */
+typedef struct agraph_output_port_buffers {
+    /** Channels of the port. */
+    uint32_t channels;
+    /** The port's stream state, preset by the host and optionally written
+     *  by the plugin, as `output_valid_frames` / `output_ended` are for
+     *  port 0 (see there). */
+    uint32_t valid_frames;
+    uint32_t ended;
+    uint32_t reserved0;
+    /** `channels` buffers of at least `frames` samples, or NULL. */
+    float *const *buffers;
+} agraph_output_port_buffers_t;
 
 /** One block for `process`. Owned by the host, which allocates it once at
  *  activation; its pointers stay valid while the instance is active, but
@@ -343,6 +403,25 @@ typedef struct agraph_process {
      *  `output_valid_frames`. */
     uint32_t output_valid_frames;
     uint32_t output_ended;
+
+    /* ---- ABI 1.2: present when the create info's host_abi_minor >= 2 ---- */
+
+    /** Every port, port 0 included, in port order: `input_port_count`
+     *  entries of `input_ports`, `output_port_count` of `output_ports`
+     *  (NULL when the count is 0). The fields above stay as they were and
+     *  describe port 0, so a 1.0/1.1 plugin (one port each way at most)
+     *  never needs these. Entry 0 shares port 0's buffers.
+     *  THE RULE for the output state: the host presets every output's
+     *  `valid_frames`/`ended` (to what the inputs say, as for port 0) and,
+     *  after process, reads output k's state from `output_ports[k]`; for
+     *  port 0 it takes `output_ports[0]` when the plugin changed it from the
+     *  preset, else `output_valid_frames`/`output_ended` (so a plugin may
+     *  write port 0's state either way). With several inputs the preset is
+     *  the longest valid span, ended when every input has ended. */
+    uint32_t input_port_count;
+    uint32_t output_port_count;
+    const agraph_input_port_buffers_t *input_ports;
+    agraph_output_port_buffers_t *output_ports;
 } agraph_process_t;
 
 /** Execution domain of a node type. Append-only. */
@@ -376,9 +455,10 @@ typedef struct agraph_node_type {
     /** AGRAPH_NODE_* flags. */
     uint32_t flags;
 
-    /** 0 (a source) or 1 input port. */
+    /** Input ports: 0 (a source) or 1; since ABI 1.2 up to
+     *  AGRAPH_MAX_PORTS (a host before 1.2 refuses more than 1). */
     uint32_t input_count;
-    /** 0 (a sink) or 1 output port. */
+    /** Output ports: 0 (a sink) or 1; since ABI 1.2 up to AGRAPH_MAX_PORTS. */
     uint32_t output_count;
     const agraph_port_t *inputs;
     const agraph_port_t *outputs;
@@ -468,6 +548,17 @@ typedef struct agraph_node_type {
      *  channel count. The returned string is static. Must not keep `info`.
      *  [main-thread] */
     const char *(*output_layout)(const agraph_create_info_t *info);
+
+    /* ---- ABI 1.2: read only from plugins whose abi.minor >= 2 ---- */
+
+    /** Optional (may be NULL): the layout tag of output port `port` (0 …
+     *  output_count-1) for these parameters, as `output_layout` for port 0
+     *  (which it replaces when both are given). NULL (function or result):
+     *  the usual layout for the port's channel count (for a SAME_AS_INPUT
+     *  port: input 0's layout). The returned string is static. Must not
+     *  keep `info`.
+     *  [main-thread] */
+    const char *(*output_port_layout)(const agraph_create_info_t *info, uint32_t port);
 
     /* Fields appended in later minor versions go here. */
 } agraph_node_type_t;
