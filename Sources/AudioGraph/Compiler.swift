@@ -133,26 +133,14 @@ public final class CompiledGraph: @unchecked Sendable {
 /// Builds engines from validated graphs. [main-thread]
 public enum GraphCompiler {
 
-    /// An extra file that records what reaches one sink (`agraph render -o`).
-    public struct Tap: Sendable {
-        public var path: String
-        /// The sink to record; may be nil when the graph has exactly one.
-        public var sinkID: String?
-        public init(path: String, sinkID: String? = nil) {
-            self.path = path
-            self.sinkID = sinkID
-        }
-    }
-
     /// - Parameters:
     ///   - maxFrames: the largest block the host will render.
-    ///   - tap: also write what reaches a sink to a file.
     ///   - live: built to run live (file sinks record in place) rather than
     ///     offline (file sinks write a temporary file, renamed when complete).
     /// - Throws: `EngineError` when a node cannot be created (e.g. a file vanished since validation).
-    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, tap: Tap? = nil, live: Bool = false) throws -> CompiledGraph {
+    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, live: Bool = false) throws -> CompiledGraph {
         var steps: [Engine.Step] = []
-        var notices: [String]
+        let notices: [String]
         do { notices = try graph.createOutputFolders() } catch { throw EngineError("\(error)") }
         for node in graph.nodes {
             let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
@@ -169,46 +157,6 @@ public enum GraphCompiler {
             }
             steps.append(.init(id: node.id, node: made, inputs: node.inputs, inputPorts: node.inputSourcePorts,
                                outputChannelCounts: node.outputFormats.map(\.channels)))
-        }
-        if let tap {
-            let sinks = graph.sinks
-            let sink: ValidatedGraph.Node
-            if let id = tap.sinkID {
-                guard let s = sinks.first(where: { $0.id == id }) else {
-                    throw EngineError("no sink '\(id)'; sinks: \(sinks.map(\.id).joined(separator: ", "))")
-                }
-                sink = s
-            } else if sinks.count == 1, let s = sinks.first {
-                sink = s
-            } else {
-                throw EngineError("the graph has \(sinks.count) sinks (\(sinks.map(\.id).joined(separator: ", "))): choose one with --sink")
-            }
-            guard let source = sink.inputs.first, let sourcePort = sink.inputSourcePorts.first,
-                  let format = sink.inputFormats.first else {
-                throw EngineError(nodeID: sink.id, "the sink has no input to record")
-            }
-            if let conflict = graph.outputConflict(GraphPaths.resolve(tap.path, against: GraphPaths.currentDirectory())) {
-                throw EngineError("cannot write \(tap.path): \(conflict); write to another file")
-            }
-            if let problem = FileChecks.writableFileProblem(tap.path) {
-                throw EngineError("cannot write \(tap.path): \(problem)")
-            }
-            do {
-                if let folder = try FileChecks.createFolders(above: GraphPaths.resolve(tap.path, against: GraphPaths.currentDirectory())) {
-                    notices.append("created the folder \(folder) for \(tap.path)")
-                }
-            } catch { throw EngineError("\(error)") }
-            let params = NodeParameters(["path": .string(tap.path)])
-            if let (_, message) = FileSinkType.formatProblem(params, channels: format.channels, sampleRate: graph.sampleRate) {
-                throw EngineError("cannot write \(tap.path): \(message)")
-            }
-            let (container, sample) = FileSinkType.settings(params)
-            guard let container else { throw EngineError("cannot write \(tap.path): unknown file format") }
-            let sinkNode = try FileSinkNode(path: tap.path, container: container, sampleFormat: sample,
-                                            channels: format.channels, sampleRate: graph.sampleRate, layout: format.layout,
-                                            capacityFrames: Int(graph.sampleRate), inPlace: live)
-            steps.append(.init(id: "(output \(tap.path))", node: sinkNode, inputs: [source], inputPorts: [sourcePort],
-                               outputChannelCounts: []))
         }
         let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames,
                                 latencyCompensation: graph.latencyCompensation)

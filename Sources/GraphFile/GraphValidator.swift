@@ -290,9 +290,8 @@ final class ValidationRun {
             guard inputs.count == node.portNames.count, inputFormats.count == inputs.count,
                   outputFormats.count == node.outputNames.count else { return nil }
             out.append(.init(id: node.id, type: type, parameters: node.parameters, inputs: inputs,
-                             inputSourcePorts: sourcePorts, inputFormats: inputFormats,
-                             outputPorts: node.outputNames, outputFormats: outputFormats,
-                             inputPorts: node.portNames, pointer: node.pointer))
+                             inputSourcePorts: sourcePorts, inputFormats: inputFormats, inputPorts: node.portNames,
+                             outputPorts: node.outputNames, outputFormats: outputFormats, pointer: node.pointer))
         }
         return ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
                               latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])

@@ -24,6 +24,23 @@ public struct ValidatedGraph: Sendable {
         public var pointer: JSONPointer
 
         public var descriptor: NodeDescriptor { type.descriptor }
+
+        /// A node added to a validated graph by the host (`agraph render -o`
+        /// adds a `file-out`), already resolved by its type. [main-thread]
+        public init(id: String, type: any NodeType, parameters: NodeParameters, inputs: [Int], inputSourcePorts: [Int],
+                    inputFormats: [StreamFormat], inputPorts: [String], outputPorts: [String] = [],
+                    outputFormats: [StreamFormat] = [], pointer: JSONPointer = .root) {
+            self.id = id
+            self.type = type
+            self.parameters = parameters
+            self.inputs = inputs
+            self.inputSourcePorts = inputSourcePorts
+            self.inputFormats = inputFormats
+            self.inputPorts = inputPorts
+            self.outputPorts = outputPorts
+            self.outputFormats = outputFormats
+            self.pointer = pointer
+        }
     }
 
     /// A link as written, ports made explicit.

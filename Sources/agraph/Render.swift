@@ -55,8 +55,9 @@ struct Render: ParsableCommand {
         }
         let compiled: CompiledGraph
         do {
-            compiled = try GraphCompiler.compile(g, maxFrames: blockFrames,
-                                                 tap: output.map { GraphCompiler.Tap(path: $0, sinkID: sink) })
+            // -o: a file-out node added to the graph model, fed like the sink.
+            let recorded = try output.map { try g.recording(to: $0, sink: sink) } ?? g
+            compiled = try GraphCompiler.compile(recorded, maxFrames: blockFrames)
         } catch {
             printError("agraph: \(graph): \(error)")
             throw ExitCode.failure

@@ -109,7 +109,13 @@ final class FileNodeTests: XCTestCase {
              "links": [{"from": "t", "to": "n"}]}
             """
         let g = try TestGraph.validate(json, directory: dir.path)
-        let compiled = try GraphCompiler.compile(g, maxFrames: 256, tap: .init(path: dir.file("tap.flac")))
+        // `render -o` adds a file-out node to the graph model, fed like the sink.
+        let recorded = try g.recording(to: dir.file("tap.flac"))
+        XCTAssertEqual(recorded.nodes.count, g.nodes.count + 1)
+        XCTAssertEqual(recorded.nodes.last?.descriptor.typeID, "file-out")
+        XCTAssertEqual(recorded.nodes.last?.inputs, recorded.node("n")?.inputs)
+        XCTAssertThrowsError(try g.recording(to: dir.file("tap.xyz"))) { XCTAssertTrue("\($0)".contains(".wav, .w64"), "\($0)") }
+        let compiled = try GraphCompiler.compile(recorded, maxFrames: 256)
         XCTAssertEqual(OfflineRenderer(engine: compiled.engine).run().frames, 9600)
         let file = try readSoundFile(dir.file("tap.flac"))
         XCTAssertEqual(file.samples.count, 2 * 9600)
