@@ -1,17 +1,45 @@
 // swift-tools-version: 6.3
 //
 // AudioGraph: a modular audio node graph for Linux, run inside a JACK client
-// or offline. Module map (one role each):
+// or offline. Module map: every target, one role each.
 //
-//   AudioGraphCore     formats, buffers, SPSC ring, DSP kernels, engine
-//   GraphFile          graph JSON: positioned parser, model, validation, schema, dot
-//   AudioGraphNodes    built-in realtime nodes (test-tone, gain, mixer, format-tag, null)
-//   AudioGraphSndFile  libsndfile nodes: `file` source and `file-out` sink
-//   AudioGraph         node registry, graph compiler, offline renderer
-//   AudioGraphJACK     live JACK: client, embedded server, jack-in/jack-out, running graphs
-//                      (the only module that imports libjack)
+// Core and graphs
+//   AudioGraphCore     formats, buses, SPSC rings, @_noLocks DSP kernels, delay lines,
+//                      the engine, the offline renderer, host services (route, thread roles)
+//   AudioGraphNodeAPI  the node-authoring API: node types, descriptors, ports, resolve and
+//                      instance contexts, the registry, path and file checks
+//   GraphFile          graph files: positioned JSON parser, validation, diagnostics, the
+//                      validated graph model (re-exports AudioGraphNodeAPI)
+//   AudioGraph         built-in registry, compiler, `render -o` as a graph node, control
+//                      surface and control lines, schema, dot, JSON writer
+// Nodes
+//   AudioGraphNodes    built-in realtime nodes (test-tone, gain, mixer, split, format-tag,
+//                      null) and the `ac4` sync-frame source
+//   AudioGraphSndFile  libsndfile: `file` and `file-out`, formats, channel maps, outputs
+//                      written under a temporary name
+//   AC4                the AC-4 sync-frame reader, TOC, index, writer (no audio)
+//   CFraming           C: CRC-16/0x8005 and the AC-4 sequence counter, shared by AC4,
+//                      the FLAC repair, the DAA plugin and its test double
+// Live JACK
+//   AudioGraphJACK     the only module that imports libjack: session, process cycle,
+//                      embedded server, jack-in/jack-out, RunningGraph
+//   CJack, CJackShim   libjack (pkg-config) and a C shim for its variadic calls
+//   CSndFile           libsndfile (pkg-config)
+// Plugins
+//   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
+//   AudioGraphPlugins  loader, host extensions, decoder host, conformance check
+//   AGraphPluginKit    write plugins in Swift
+//   CAGraphAllocCount  C: per-thread allocation counting for `agraph check-plugin`
+//   ExamplePlugin, PCMFramesPlugin, DAAPlugin   the plugins shipped (Plugins/)
+// Tools
 //   agraph             the command-line tool
 //   agraph-bench       benchmarks (run in release)
+//   fuzz-*, FuzzSupport  libFuzzer targets (Fuzz/, scripts/fuzz)
+// Tests
+//   TestSupport, CMallocCounter   shared test helpers; the malloc counter of the tests
+//   TestDoubleDAA      a test double of the DAA library's interface (NOT a decoder)
+//   AbiMismatchPlugin, HugeCountsPlugin, AllocatingPlugin   plugin fixtures that must be refused
+//   *Tests             XCTest suites (Tests/)
 import PackageDescription
 
 let package = Package(
@@ -60,21 +88,27 @@ let package = Package(
         .target(name: "CJackShim", dependencies: ["CJack"], path: "Sources/CJackShim"),
         .target(name: "AudioGraphCore", path: "Sources/AudioGraphCore"),
         .target(
+            name: "AudioGraphNodeAPI",
+            dependencies: ["AudioGraphCore"],
+            path: "Sources/AudioGraphNodeAPI"
+        ),
+        .target(
             name: "GraphFile",
             dependencies: [
                 "AudioGraphCore",
+                "AudioGraphNodeAPI",
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             path: "Sources/GraphFile"
         ),
         .target(
             name: "AudioGraphNodes",
-            dependencies: ["AudioGraphCore", "GraphFile"],
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "AC4"],
             path: "Sources/AudioGraphNodes"
         ),
         .target(
             name: "AudioGraphSndFile",
-            dependencies: ["AudioGraphCore", "GraphFile", "CSndFile", "CFraming"],
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CSndFile", "CFraming"],
             path: "Sources/AudioGraphSndFile"
         ),
         .target(

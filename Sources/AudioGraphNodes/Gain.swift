@@ -1,5 +1,5 @@
 import AudioGraphCore
-import GraphFile
+import AudioGraphNodeAPI
 
 /// `gain`: a level change in dB, with mute; both smoothed.
 public struct GainType: NodeType {

@@ -1,5 +1,5 @@
 import AudioGraphCore
-import GraphFile
+import AudioGraphNodeAPI
 
 /// `mixer`: sums N inputs, each with its own smoothed gain and mute, then an
 /// output gain. Mono inputs are spread to every channel.

@@ -1,5 +1,5 @@
 import AudioGraphCore
-import GraphFile
+import AudioGraphNodeAPI
 
 /// `split`: one multichannel input, several outputs, each a group of
 /// consecutive input channels. `groups` lists the channel count of each

@@ -1,5 +1,5 @@
 import AudioGraphCore
-import GraphFile
+import AudioGraphNodeAPI
 
 /// Frames in a 20 ms gain ramp at `sampleRate`.
 func rampFrames(_ sampleRate: Double) -> Int { max(Int(sampleRate * 0.02), 1) }

@@ -1,5 +1,5 @@
 import AudioGraphCore
-import GraphFile
+import AudioGraphNodeAPI
 
 /// `test-tone`: sine, square, saw, white and pink noise, log sweep, impulse
 /// train, silence. Every channel carries the same signal.

@@ -1,5 +1,5 @@
 import AudioGraphCore
-import GraphFile
+import AudioGraphNodeAPI
 #if canImport(Glibc)
 import Glibc
 #endif

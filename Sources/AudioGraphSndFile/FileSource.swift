@@ -1,6 +1,6 @@
 import AudioGraphCore
 import Synchronization
-import GraphFile
+import AudioGraphNodeAPI
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import CFraming
-import GraphFile
+import AudioGraphNodeAPI
 #if canImport(Glibc)
 import Glibc
 #endif

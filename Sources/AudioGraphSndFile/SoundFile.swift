@@ -1,6 +1,6 @@
 import AudioGraphCore
 import CSndFile
-import GraphFile
+import AudioGraphNodeAPI
 
 /// An error from libsndfile, with the path and libsndfile's own words.
 public struct SoundFileError: Error, Sendable, CustomStringConvertible {

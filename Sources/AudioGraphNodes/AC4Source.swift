@@ -1,3 +1,5 @@
+import AudioGraphCore
+import AudioGraphNodeAPI
 import AC4
 
 /// `ac4`: reads an `.ac4` file (AC-4 sync frames) and emits whole frames,
