@@ -50,8 +50,9 @@ final class JACKSession: @unchecked Sendable {
     private let underrunNodes: [(String, any UnderrunCounting)]
     /// Peaks of the last few ticks, per output port (newest last).
     private var peakHistory: [[Float]] = []
-    /// The metering window, in ticks.
-    static let peakTicks = 3
+    /// The metering window, in ticks (the owner thread ticks every 0.25 s
+    /// at most, and whenever JACK's callbacks wake it).
+    static let peakTicks = 2
     /// Peaks over the window, published for `status`. [any thread reads]
     let peaks = Mutex<[PortPeak]>([])
     /// JACK's DSP load (Double bits), read at each tick. [any thread reads]

@@ -76,7 +76,7 @@ public final class RunningGraph: @unchecked Sendable {
         case latencyNotAligned(nodes: [String])
     }
 
-    /// Where the graph is: position, peaks (over the last ~0.3 s, not reset
+    /// Where the graph is: position, peaks (over the last 0.25–0.5 s, not reset
     /// by reading), xruns, underruns, DSP load.
     public typealias Status = GraphStatus
 
@@ -105,7 +105,7 @@ public final class RunningGraph: @unchecked Sendable {
         let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.events = events
         let wakeup = Wakeup()
-        let owner = OwnerThread(name: "agraph-jack", interval: 0.1, wakeup: wakeup)
+        let owner = OwnerThread(name: "agraph-jack", interval: 0.25, wakeup: wakeup)
         try owner.start()
         let session: JACKSession
         do {

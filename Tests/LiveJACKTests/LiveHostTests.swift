@@ -274,8 +274,10 @@ final class LiveHostTests: XCTestCase {
         XCTAssertTrue(e.message.contains("not a value of mix.mutes[0]"), e.message)
         _ = try control.set("mix.mutes[0]", word: "false")
 
-        // Two statuses in a row (no JACK cycle needs to pass between them) agree.
-        Thread.sleep(forTimeInterval: 0.5)
+        // Two statuses in a row (no JACK cycle needs to pass between them)
+        // agree. The meters hold the peak over the last 0.25–0.5 s: wait
+        // until the window holds only the new gain.
+        Thread.sleep(forTimeInterval: 1.2)
         for _ in 0..<20 {
             let a = live.status(), b = live.status()
             XCTAssertEqual(a.peaks, b.peaks)
