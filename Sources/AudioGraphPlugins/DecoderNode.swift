@@ -13,7 +13,7 @@ import Glibc
 /// parameter changes, seeking (flush, restart at the independent frame at
 /// or before the target, discard up to the exact sample) and draining at
 /// the end of the stream.
-final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, OutputRouteAware, LatencyChangeNotifying {
+final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, HostedPluginInstance {
     let type: UnsafePointer<agraph_node_type_t>
     let instance: OpaquePointer
     /// The node's host table (ABI 1.2); outlives the instance.
@@ -116,19 +116,6 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Outpu
     }
 
     var lengthFrames: Int? { nil }
-
-    /// Tells the host table, then the plugin (which applies it from the
-    /// next frame decoded). [main-thread]
-    func outputRouteChanged(_ route: OutputRoute) {
-        host.outputRoute = route
-        routeExt?.changed?(instance, PluginHost.code(route))
-    }
-
-    /// Called when the plugin reports a latency change. [main-thread]
-    var onLatencyChange: (() -> Void)? {
-        get { host.onLatencyChange }
-        set { host.onLatencyChange = newValue }
-    }
 
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 

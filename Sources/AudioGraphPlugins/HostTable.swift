@@ -303,3 +303,26 @@ final class RealtimeLogQueue: @unchecked Sendable {
         }
     }
 }
+
+/// A plugin instance with its host table: what the realtime node and the
+/// decoder node share (the route and latency extensions).
+protocol HostedPluginInstance: OutputRouteAware, LatencyChangeNotifying {
+    var instance: OpaquePointer { get }
+    var host: PluginHost { get }
+    var routeExt: agraph_output_route_ext_t? { get }
+}
+
+extension HostedPluginInstance {
+    /// Tells the host table (what the plugin reads with `get`), then the
+    /// plugin (which applies it from its next block or frame). [main-thread]
+    func outputRouteChanged(_ route: OutputRoute) {
+        host.outputRoute = route
+        routeExt?.changed?(instance, PluginHost.code(route))
+    }
+
+    /// Called when the plugin reports a latency change. [main-thread]
+    var onLatencyChange: (() -> Void)? {
+        get { host.onLatencyChange }
+        set { host.onLatencyChange = newValue }
+    }
+}

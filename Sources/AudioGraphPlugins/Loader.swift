@@ -669,7 +669,7 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
 /// `render` through the C function pointer, with the process block and the
 /// channel pointer arrays allocated once in `prepare`. Its host table
 /// (`host`) carries the output route and latency changes (ABI 1.2).
-final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifying {
+final class PluginRenderNode: RenderNode, HostedPluginInstance {
     let instance: OpaquePointer
     /// The node's host table; outlives the instance (destroyed in deinit first).
     let host: PluginHost
@@ -848,18 +848,6 @@ final class PluginRenderNode: RenderNode, OutputRouteAware, LatencyChangeNotifyi
     var latency: Int {
         guard active, let latencyFn else { return 0 }
         return Int(latencyFn(instance))
-    }
-
-    /// Tells the host table, then the plugin. [main-thread]
-    func outputRouteChanged(_ route: OutputRoute) {
-        host.outputRoute = route
-        routeExt?.changed?(instance, PluginHost.code(route))
-    }
-
-    /// Called when the plugin reports a latency change. [main-thread]
-    var onLatencyChange: (() -> Void)? {
-        get { host.onLatencyChange }
-        set { host.onLatencyChange = newValue }
     }
 
     func freeBuffers() {
