@@ -131,7 +131,7 @@ public struct JACKOutType: NodeType {
                 .init("connect", .stringList, optional: true,
                       "Ports to connect to, names or glob patterns (e.g. \"system:playback_*\"), matched in order to this node's ports."),
                 .init("headphones", .stringList, optional: true,
-                      "Glob patterns of ports that are headphones (default: \"*headphone*\", \"*Headphone*\", \"*phones*\"): while this node is connected to one, the graph's output route is headphones (nodes with an `outputIsHeadphones` parameter, e.g. daa with endpoint auto, follow it)."),
+                      "Glob patterns of ports that are headphones (default: \"*headphone*\", \"*Headphone*\", \"*phones*\"): connected to one of them, the output route of the nodes feeding this one is headphones; connected to other ports, speakers (route-aware nodes, e.g. daa with endpoint auto, follow it, from before the first block)."),
             ],
             origin: "built-in (JACK)")
     }
