@@ -29,14 +29,14 @@
 //   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
 //   AudioGraphPlugins  loader, host extensions, decoder host, conformance check
 //   AGraphPluginKit    write plugins in Swift
-//   CAGraphAllocCount  C: per-thread allocation counting for `agraph check-plugin`
+//   CAGraphAllocCount  C: per-thread allocation counting for `agraph check-plugin` and the tests
 //   ExamplePlugin, PCMFramesPlugin, DAAPlugin   the plugins shipped (Plugins/)
 // Tools
 //   agraph             the command-line tool
 //   agraph-bench       benchmarks (run in release)
 //   fuzz-*, FuzzSupport  libFuzzer targets (Fuzz/, scripts/fuzz)
 // Tests
-//   TestSupport, CMallocCounter   shared test helpers; the malloc counter of the tests
+//   TestSupport        shared test helpers (MallocCounter over CAGraphAllocCount)
 //   TestDoubleDAA      a test double of the DAA library's interface (NOT a decoder)
 //   AbiMismatchPlugin, HugeCountsPlugin, AllocatingPlugin   plugin fixtures that must be refused
 //   *Tests             XCTest suites (Tests/)
@@ -199,12 +199,8 @@ let package = Package(
 
         // MARK: tests
         .target(
-            name: "CMallocCounter",
-            path: "Tests/CMallocCounter"
-        ),
-        .target(
             name: "TestSupport",
-            dependencies: ["AudioGraph", "CMallocCounter", "CSndFile", "CJack", "CJackShim"],
+            dependencies: ["AudioGraph", "CAGraphAllocCount", "CSndFile", "CJack", "CJackShim"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -224,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveJACKTests",
-            dependencies: ["AudioGraphJACK", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim", "CMallocCounter"],
+            dependencies: ["AudioGraphJACK", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim", "CAGraphAllocCount"],
             path: "Tests/LiveJACKTests"
         ),
         .testTarget(

@@ -14,6 +14,11 @@
 static _Atomic int counting_threads;
 static __thread int thread_counting;
 static __thread int64_t thread_count;
+/* Allocations by all counting threads since the last reset. */
+static _Atomic int64_t total_count;
+
+int64_t agraph_alloc_count_total(void) { return atomic_load(&total_count); }
+void agraph_alloc_count_reset(void) { atomic_store(&total_count, 0); }
 
 void agraph_alloc_count_begin(void) {
     thread_count = 0;
@@ -40,7 +45,10 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 
 static inline void note(void) {
-    if (atomic_load_explicit(&counting_threads, memory_order_relaxed) && thread_counting) thread_count++;
+    if (atomic_load_explicit(&counting_threads, memory_order_relaxed) && thread_counting) {
+        thread_count++;
+        atomic_fetch_add_explicit(&total_count, 1, memory_order_relaxed);
+    }
 }
 
 void *malloc(size_t n) { note(); return __libc_malloc(n); }
@@ -66,6 +74,7 @@ int agraph_alloc_count_available(void) {
     extern void free(void *);
     free(p);
     int64_t n = agraph_alloc_count_end();
+    atomic_fetch_sub(&total_count, n);
     if (was) agraph_alloc_count_begin();
     thread_count = saved;
     return n > 0;

@@ -2,7 +2,6 @@ import AudioGraph
 import AudioGraphJACK
 import AudioGraphPlugins
 import CJack
-import CMallocCounter
 import Foundation
 import Synchronization
 import TestSupport
@@ -361,7 +360,7 @@ final class LiveJACKTests: XCTestCase {
             options.threadInit = { _ in
                 processThreadInits.add(1, ordering: .relaxed)
                 processThreadInitThread.store(UInt(pthread_self()), ordering: .relaxed)
-                agraph_malloc_counter_thread_begin()
+                MallocCounter.beginThread()
             }
         }
         defer { live.stop() }

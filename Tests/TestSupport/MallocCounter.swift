@@ -1,27 +1,33 @@
-import CMallocCounter
+import CAGraphAllocCount
 
 /// Counts heap allocations made by one thread: the proof that a real-time
-/// path allocates nothing. See `CMallocCounter.h` for how and why.
+/// path allocates nothing. The counter is the product's own
+/// (`CAGraphAllocCount`, also behind `agraph check-plugin`): it replaces
+/// malloc in the test bundle, counts per thread, and calls glibc's
+/// allocator. Why not ordo-one/malloc-interposer: it counts for the whole
+/// process and must be LD_PRELOADed, where these tests count only the
+/// rendering thread while others allocate freely.
 public enum MallocCounter {
     /// Whether allocations are intercepted in this process (not under TSan/ASan).
-    public static var isAvailable: Bool { agraph_malloc_counter_available() != 0 }
+    public static var isAvailable: Bool { agraph_alloc_count_available() != 0 }
 
     /// Runs `body` on the calling thread and returns how many allocations it made.
     /// [any thread; counts only the calling thread]
     public static func count(_ body: () throws -> Void) rethrows -> Int {
-        agraph_malloc_counter_reset()
-        agraph_malloc_counter_thread_begin()
-        defer { agraph_malloc_counter_thread_end() }
+        agraph_alloc_count_begin()
+        var counted = false
+        defer { if !counted { _ = agraph_alloc_count_end() } }
         try body()
-        return Int(agraph_malloc_counter_total())
+        counted = true
+        return Int(agraph_alloc_count_end())
     }
 
     /// Marks the calling thread as counted until `endThread()`. [that thread]
-    public static func beginThread() { agraph_malloc_counter_thread_begin() }
+    public static func beginThread() { agraph_alloc_count_begin() }
     /// [that thread]
-    public static func endThread() { agraph_malloc_counter_thread_end() }
+    public static func endThread() { _ = agraph_alloc_count_end() }
     /// Allocations by counted threads since `reset()`. [any thread]
-    public static var total: Int { Int(agraph_malloc_counter_total()) }
+    public static var total: Int { Int(agraph_alloc_count_total()) }
     /// [any thread]
-    public static func reset() { agraph_malloc_counter_reset() }
+    public static func reset() { agraph_alloc_count_reset() }
 }

@@ -1,6 +1,8 @@
 /*
- * Allocation counting for `agraph check-plugin`, linked into the agraph
- * executable only (never into a library: it replaces the process's malloc).
+ * Allocation counting, linked into executables only (never into a library:
+ * it replaces the process's malloc): `agraph check-plugin`, and the test
+ * bundle (Tests/TestSupport's MallocCounter), where the realtime tests prove
+ * that render paths, JACK's process thread included, allocate nothing.
  *
  * malloc, calloc, realloc, memalign, aligned_alloc, valloc and
  * posix_memalign are defined here and forward to glibc's own __libc_*
@@ -28,6 +30,13 @@ void agraph_alloc_count_begin(void);
 
 /** Stops counting; returns the calling thread's allocations since begin. [that thread] */
 int64_t agraph_alloc_count_end(void);
+
+/** Allocations by every counting thread since the last reset (for a test
+ *  that counts on one thread, JACK's, and reads on another). [any thread] */
+int64_t agraph_alloc_count_total(void);
+
+/** Sets the total to 0. [any thread] */
+void agraph_alloc_count_reset(void);
 
 #ifdef __cplusplus
 }
