@@ -102,11 +102,11 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Hoste
 
     var backgroundJob: (any BackgroundJob)? { job }
 
-    /// What the ring holds ahead live, plus what the decoder still delays.
+    /// What the decoder itself delays the signal by (after its own
+    /// trimming). The ring ahead of the audio thread is prefetch, not
+    /// delay: it adds nothing, as for a `file` source. [main-thread]
     var latency: Int {
-        let own = active ? Int(ext.decoder_latency?(instance) ?? 0) : 0
-        guard let t = job?.targetFill, t < Int.max else { return own }
-        return t + own
+        active ? Int(ext.decoder_latency?(instance) ?? 0) : 0
     }
 
     func seek(toFrame frame: Int) -> Bool {
