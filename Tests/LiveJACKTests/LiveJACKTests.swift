@@ -211,7 +211,9 @@ final class LiveJACKTests: XCTestCase {
             XCTAssertEqual(status.underruns, 0)
             XCTAssertNil(live.shutdownReason)
 
-            let left = rec.samples(0), right = rec.samples(1)
+            // One length for both channels: the recorder goes on recording.
+            let recorded = rec.framesRecorded
+            let left = rec.samples(0, 0..<recorded), right = rec.samples(1, 0..<recorded)
             XCTAssertNil(firstMismatch(left, right), "both channels carry the tone")
             // The sine starts at phase 0: frame 0 is 0, frame 1 the first non-zero sample.
             let first = try XCTUnwrap(left.firstIndex { $0 != 0 }) - 1
