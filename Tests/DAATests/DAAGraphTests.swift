@@ -33,6 +33,14 @@ final class DAAGraphTests: XCTestCase {
             throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built; build with --build-tests")
         }
         guard DAATests.frames.count == 846 else { throw XCTSkip("ChannelCheck.ac4 is missing") }
+        // The plugin keeps the library open for the process (one load per
+        // path): start the double's call counts (which its injected failures
+        // count on) from zero, as a fresh load would.
+        if let loaded = dlopen(DAATests.doublePath, RTLD_NOW | RTLD_NOLOAD) {
+            typealias Reset = @convention(c) () -> Void
+            if let reset = dlsym(loaded, "test_double_daa_reset") { unsafeBitCast(reset, to: Reset.self)() }
+            dlclose(loaded)
+        }
     }
 
     override func tearDown() {
