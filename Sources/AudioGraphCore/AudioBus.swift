@@ -83,8 +83,11 @@ public final class BusPool: @unchecked Sendable {
     private let firstChannel: UnsafeMutablePointer<Int>
     private let busCount: Int
     public let buses: [AudioBus]
+    /// The block size the layout is for, behind a pointer: a class's stored
+    /// `var` costs a dynamic exclusivity check per access on the audio thread.
+    private let currentBlockFrames: UnsafeMutablePointer<Int>
     /// The block size the layout is for. [audio-thread]
-    public private(set) var blockFrames = 0
+    public var blockFrames: Int { currentBlockFrames.pointee }
 
     /// Padding between channels, in samples (128 bytes: two cache lines).
     public static let channelPadding = 32
@@ -103,6 +106,8 @@ public final class BusPool: @unchecked Sendable {
         layouts.initialize(repeating: BusLayout(base: samples, stride: 0), count: n)
         firstChannel = .allocate(capacity: n)
         firstChannel.initialize(repeating: 0, count: n)
+        currentBlockFrames = .allocate(capacity: 1)
+        currentBlockFrames.initialize(to: 0)
         var channel = 0
         var made: [AudioBus] = []
         for (i, c) in channelCounts.enumerated() {
@@ -119,6 +124,7 @@ public final class BusPool: @unchecked Sendable {
         states.deallocate()
         layouts.deallocate()
         firstChannel.deallocate()
+        currentBlockFrames.deallocate()
     }
 
     /// Channel stride for blocks of `frames`: a multiple of 16 samples (64
@@ -132,8 +138,8 @@ public final class BusPool: @unchecked Sendable {
     /// contents do not survive it. [audio-thread, between blocks]
     public func setBlockFrames(_ frames: Int) {
         let f = frames < capacity ? frames : capacity
-        if f == blockFrames { return }
-        blockFrames = f
+        if f == currentBlockFrames.pointee { return }
+        currentBlockFrames.pointee = f
         let stride = Self.stride(for: f)
         var i = 0
         while i < busCount {

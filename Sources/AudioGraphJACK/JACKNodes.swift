@@ -156,7 +156,9 @@ final class JACKOutNode: RenderNode {
     let binder: JACKPortBinder
     let firstSlot: Int
     let channels: Int
-    var input: AudioBus?
+    /// Written in `prepare` only, read on every cycle: unchecked, so the
+    /// audio thread pays no dynamic exclusivity check (a TLS lookup) for it.
+    @exclusivity(unchecked) var input: AudioBus?
 
     init(binder: JACKPortBinder, firstSlot: Int, channels: Int) {
         self.binder = binder

@@ -18,6 +18,8 @@ public struct MixerType: NodeType {
                   "Mute of each input (one per input; default false). Live: \"mutes[i]\"."),
             .init("outputGain", .number, range: -144...48, default: .number(0), unit: "dB", live: true,
                   "Gain applied to the sum."),
+            .init("channels", .integer, range: 1...64, optional: true,
+                  "Output channels; default: the widest input's. Mono inputs go to every channel, any other input must have this many."),
         ])
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
@@ -31,11 +33,16 @@ public struct MixerType: NodeType {
         }
         let known = c.inputFormats.compactMap { $0 }
         guard known.count == c.inputFormats.count, !known.isEmpty else { return nil }
-        let channels = known.map(\.channels).max() ?? 1
+        let given = p.integer("channels")
+        let channels = given ?? known.map(\.channels).max() ?? 1
         var ok = true
         for (i, f) in known.enumerated() where f.channels != channels && f.channels != 1 {
-            let widest = known.firstIndex { $0.channels == channels } ?? 0
-            c.error(input: i, "in\(i) has \(f.channels) channels but in\(widest) has \(channels); mixer inputs need the same count (or mono)")
+            if given != nil {
+                c.error(input: i, "in\(i) has \(f.channels) channels but \"channels\" is \(channels); mixer inputs need that count (or mono)")
+            } else {
+                let widest = known.firstIndex { $0.channels == channels } ?? 0
+                c.error(input: i, "in\(i) has \(f.channels) channels but in\(widest) has \(channels); mixer inputs need the same count (or mono)")
+            }
             ok = false
         }
         for (i, f) in known.enumerated() where f.sampleRate != c.sampleRate {
@@ -63,8 +70,17 @@ public struct MixerType: NodeType {
 /// would instantiate runtime metadata (which locks and allocates) on the
 /// first `apply`.
 final class MixerNode: RenderNode {
-    var inputs: [AudioBus] = []
-    var output: AudioBus?
+    /// The buses, set in `prepare`; behind a pointer because reading a
+    /// class's stored `var` on the audio thread costs a dynamic
+    /// exclusivity check per access.
+    struct Wiring {
+        var inputs: [AudioBus] = []
+        var output: AudioBus?
+        /// Every input is mono: each output channel gets the same sum.
+        var allMono = false
+    }
+    let wiring: UnsafeMutablePointer<Wiring>
+    var inputs: [AudioBus] { wiring.pointee.inputs }
     let count: Int
     let gainsDB: UnsafeMutablePointer<Double>
     let mutes: UnsafeMutablePointer<Bool>
@@ -75,6 +91,8 @@ final class MixerNode: RenderNode {
 
     init(gainsDB: [Double], mutes: [Bool], outputGainDB: Double, sampleRate: Double, descriptor: NodeDescriptor) {
         count = gainsDB.count
+        wiring = .allocate(capacity: 1)
+        wiring.initialize(to: Wiring())
         self.gainsDB = .allocate(capacity: max(count, 1))
         self.gainsDB.initialize(from: gainsDB, count: count)
         self.mutes = .allocate(capacity: max(count, 1))
@@ -92,6 +110,8 @@ final class MixerNode: RenderNode {
     }
 
     deinit {
+        wiring.deinitialize(count: 1)
+        wiring.deallocate()
         gains.deinitialize(count: count)
         gains.deallocate()
         gainsDB.deallocate()
@@ -102,8 +122,7 @@ final class MixerNode: RenderNode {
         guard inputs.count == count else {
             throw EngineError("mixer has \(inputs.count) inputs connected for \(count) gains")
         }
-        self.inputs = inputs
-        self.output = output
+        wiring.pointee = Wiring(inputs: inputs, output: output, allMono: inputs.allSatisfy { $0.channels == 1 })
     }
 
     func apply(_ change: ParameterChange) {
@@ -126,7 +145,8 @@ final class MixerNode: RenderNode {
     }
 
     func render(frames: Int) {
-        guard let output else { return }
+        guard let output = wiring.pointee.output else { return }
+        let inputs = wiring.pointee.inputs
         let channels = output.channels
         output.clear(to: frames)
         if !anyRamping() {
@@ -165,7 +185,11 @@ final class MixerNode: RenderNode {
     /// order, inputs with gain 0 skipped), four inputs per pass over the
     /// output instead of one.
     private func renderSteady(output: AudioBus, frames: Int) {
-        let channels = output.channels
+        let inputs = wiring.pointee.inputs
+        // Every input mono: every output channel gets the same sum, made
+        // once and copied.
+        let allMono = wiring.pointee.allMono
+        let channels = allMono ? 1 : output.channels
         var c = 0
         while c < channels {
             let dst = output.channel(c)
@@ -199,6 +223,13 @@ final class MixerNode: RenderNode {
             default: break
             }
             c += 1
+        }
+        if allMono {
+            c = 1
+            while c < output.channels {
+                Kernels.copy(output.channel(0), to: output.channel(c), count: frames)
+                c += 1
+            }
         }
     }
 }

@@ -44,6 +44,15 @@ struct SineOscillator {
     /// Writes `count` samples of `sin φ` into `dst`.
     @_noLocks
     mutating func render(_ dst: UnsafeMutablePointer<Float>, count: Int) {
+        render(dst, dst, count: count, gain: 1)
+    }
+
+    /// Writes `count` samples of `Float(sin φ) * gain` into `dst` and
+    /// `dst2` (the same pointer for one channel): the sine, scaled and
+    /// written to two channels in one pass, sample for sample what
+    /// `render` followed by `Kernels.scale` and `Kernels.copy` would give.
+    @_noLocks
+    mutating func render(_ dst: UnsafeMutablePointer<Float>, _ dst2: UnsafeMutablePointer<Float>, count: Int, gain g: Float) {
         let length = SineTable.length
         let ct = cosTable, st = sinTable
         let c = c, s = s
@@ -51,11 +60,20 @@ struct SineOscillator {
         var i = 0
         while i < count {
             let n = count - i < length ? count - i : length
-            let out = dst + i
+            let out = dst + i, out2 = dst2 + i
             var k = 0
-            while k < n {
-                out[k] = Float(y * ct[k] + x * st[k])
-                k += 1
+            if g == 1 && out == out2 {
+                while k < n {
+                    out[k] = Float(y * ct[k] + x * st[k])
+                    k += 1
+                }
+            } else {
+                while k < n {
+                    let v = Float(y * ct[k] + x * st[k]) * g
+                    out[k] = v
+                    out2[k] = v
+                    k += 1
+                }
             }
             if n == length {
                 let nx = x * c - y * s

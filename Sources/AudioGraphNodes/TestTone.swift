@@ -63,22 +63,32 @@ public struct TestToneType: NodeType {
 }
 
 /// The running tone. [audio-thread: render/apply; main-thread: init/prepare]
+///
+/// What `render` and `apply` change lives in one `State` behind a pointer
+/// allocated in `init`: mutating stored properties of a class costs two
+/// dynamic exclusivity checks per access on the audio thread (a TLS lookup
+/// each), and with 8 tones that was a sixth of a live cycle's instructions
+/// (docs/performance.md).
 final class TestToneNode: RenderNode {
+    struct State {
+        var sine: SineOscillator
+        var blep: BLEPOscillator
+        var white: WhiteNoise
+        var pink: PinkNoise
+        var sweep: LogSweep
+        var gain: SmoothedGain
+        var impulseCountdown = 0
+        var produced = 0
+        var output: AudioBus?
+    }
+
     let waveform: TestToneType.Waveform
     let sampleRate: Double
-    var sine: SineOscillator
-    var blep: BLEPOscillator
-    var white: WhiteNoise
-    var pink: PinkNoise
-    var sweep: LogSweep
-    var gain: SmoothedGain
+    let state: UnsafeMutablePointer<State>
     /// Scales the raw generator so `level` means what the descriptor says.
     let normalisation: Float
     let impulseInterval: Int
-    var impulseCountdown = 0
     let totalFrames: Int?
-    var produced = 0
-    var output: AudioBus?
     let frequencyIndex: Int32
     let levelIndex: Int32
 
@@ -86,14 +96,16 @@ final class TestToneNode: RenderNode {
         self.sampleRate = sampleRate
         waveform = p.string("waveform").flatMap(TestToneType.Waveform.init) ?? .sine
         let f = p.number("frequency") ?? 440
-        sine = SineOscillator(frequency: f, sampleRate: sampleRate)
-        blep = BLEPOscillator(shape: waveform == .saw ? .saw : .square, frequency: f, sampleRate: sampleRate)
         let seed = UInt64(p.integer("seed") ?? 1)
-        white = WhiteNoise(seed: seed)
-        pink = PinkNoise(seed: seed)
         let sweepSeconds = p.number("sweepTime") ?? p.number("duration") ?? 10
-        sweep = LogSweep(from: f, to: p.number("endFrequency") ?? 20000, seconds: sweepSeconds, sampleRate: sampleRate)
-        gain = SmoothedGain(linear(p.number("level") ?? -12), rampFrames: rampFrames(sampleRate))
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(
+            sine: SineOscillator(frequency: f, sampleRate: sampleRate),
+            blep: BLEPOscillator(shape: waveform == .saw ? .saw : .square, frequency: f, sampleRate: sampleRate),
+            white: WhiteNoise(seed: seed),
+            pink: PinkNoise(seed: seed),
+            sweep: LogSweep(from: f, to: p.number("endFrequency") ?? 20000, seconds: sweepSeconds, sampleRate: sampleRate),
+            gain: SmoothedGain(linear(p.number("level") ?? -12), rampFrames: rampFrames(sampleRate))))
         impulseInterval = Int(((p.number("interval") ?? 1) * sampleRate).rounded())
         totalFrames = p.number("duration").map { Int(($0 * sampleRate).rounded()) }
         switch waveform {
@@ -107,6 +119,11 @@ final class TestToneNode: RenderNode {
         }
         frequencyIndex = Int32(descriptor.parameterIndex(named: "frequency") ?? -1)
         levelIndex = Int32(descriptor.parameterIndex(named: "level") ?? -1)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// The RMS of the pink filter's output for white input uniform in
@@ -125,44 +142,60 @@ final class TestToneNode: RenderNode {
     }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
-        self.output = output
+        state.pointee.output = output
     }
 
     func apply(_ change: ParameterChange) {
         if change.parameter == frequencyIndex {
-            sine.setFrequency(change.value, sampleRate: sampleRate)
-            blep.setFrequency(change.value, sampleRate: sampleRate)
+            state.pointee.sine.setFrequency(change.value, sampleRate: sampleRate)
+            state.pointee.blep.setFrequency(change.value, sampleRate: sampleRate)
         } else if change.parameter == levelIndex {
-            gain.setTarget(linear(change.value))
+            state.pointee.gain.setTarget(linear(change.value))
         }
     }
 
     func render(frames: Int) {
-        guard let out = output else { return }
+        let st = state
+        guard let out = st.pointee.output else { return }
         var n = frames
-        if let total = totalFrames { n = max(0, min(frames, total - produced)) }
+        if let total = totalFrames { n = max(0, min(frames, total - st.pointee.produced)) }
         let dst = out.channel(0)
-        switch waveform {
-        case .sine: sine.render(dst, count: n)
-        case .square, .saw: blep.render(dst, count: n)
-        case .white: white.render(dst, count: n)
-        case .pink: pink.render(dst, count: n)
-        case .sweep: sweep.render(dst, count: n)
-        case .silence: Kernels.fill(dst, count: n, value: 0)
-        case .impulse: renderImpulses(dst, count: n)
-        }
-        let k = normalisation
-        gain.process(count: n, channels: 1) { _, start, len, from, step in
-            if step == 0 {
-                Kernels.scale(dst + start, count: len, gain: from * k)
-            } else {
-                _ = Kernels.copyRamped(dst + start, to: dst + start, count: len, from: from * k, step: step * k)
+        let channels = max(out.channels, 1)
+        // Channels already written: a steady sine is scaled and written to
+        // the first two channels in its own pass.
+        var written = 1
+        if waveform == .sine && !st.pointee.gain.isRamping {
+            let second = channels > 1 ? out.channel(1) : dst
+            st.pointee.sine.render(dst, second, count: n, gain: st.pointee.gain.current * normalisation)
+            if n < frames { Kernels.fill(second + n, count: frames - n, value: 0) }
+            written = channels > 1 ? 2 : 1
+        } else {
+            switch waveform {
+            case .sine: st.pointee.sine.render(dst, count: n)
+            case .square, .saw: st.pointee.blep.render(dst, count: n)
+            case .white: st.pointee.white.render(dst, count: n)
+            case .pink: st.pointee.pink.render(dst, count: n)
+            case .sweep: st.pointee.sweep.render(dst, count: n)
+            case .silence: Kernels.fill(dst, count: n, value: 0)
+            case .impulse: renderImpulses(dst, count: n)
+            }
+            let k = normalisation
+            st.pointee.gain.process(count: n, channels: 1) { _, start, len, from, step in
+                if step == 0 {
+                    Kernels.scale(dst + start, count: len, gain: from * k)
+                } else {
+                    _ = Kernels.copyRamped(dst + start, to: dst + start, count: len, from: from * k, step: step * k)
+                }
             }
         }
         if n < frames { Kernels.fill(dst + n, count: frames - n, value: 0) }
-        for c in 1..<max(out.channels, 1) { Kernels.copy(dst, to: out.channel(c), count: frames) }
-        produced += n
-        let ended = totalFrames.map { produced >= $0 } ?? false
+        var c = written
+        while c < channels {
+            Kernels.copy(dst, to: out.channel(c), count: frames)
+            c += 1
+        }
+        st.pointee.produced += n
+        let ended = totalFrames.map { st.pointee.produced >= $0 } ?? false
         out.state = BusState(validFrames: n, ended: ended)
     }
 
@@ -170,12 +203,12 @@ final class TestToneNode: RenderNode {
         Kernels.fill(dst, count: count, value: 0)
         var i = 0
         while i < count {
-            if impulseCountdown == 0 {
-                dst[i] = produced + i == 0 || impulseInterval > 0 ? 1 : 0
-                impulseCountdown = impulseInterval > 0 ? impulseInterval : Int.max
+            if state.pointee.impulseCountdown == 0 {
+                dst[i] = state.pointee.produced + i == 0 || impulseInterval > 0 ? 1 : 0
+                state.pointee.impulseCountdown = impulseInterval > 0 ? impulseInterval : Int.max
             }
-            let skip = min(impulseCountdown, count - i)
-            impulseCountdown -= skip
+            let skip = min(state.pointee.impulseCountdown, count - i)
+            state.pointee.impulseCountdown -= skip
             i += skip
         }
     }

@@ -31,6 +31,8 @@ struct Live: ParsableCommand {
     @Option(help: "Warm-up seconds before each measurement.") var warmup: Double = 1
     @Option(help: "RunningGraph.Options.maxFrames (buses are sized for it); default: RunningGraph's own (8192), as agraph run.")
     var maxFrames: Int?
+    @Option(help: "Channels of each test-tone (1: mono sines, which the mixer spreads to both outputs, as the plain client computes one sine per oscillator; 2: stereo tones).")
+    var toneChannels: Int = 2
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
 
@@ -49,6 +51,7 @@ struct Live: ParsableCommand {
         if !(warmup >= 0 && warmup <= 60) { throw ValidationError("--warmup must be in [0, 60]") }
         _ = try parsedList(periods, "periods", 16...8192)
         _ = try parsedList(sources, "sources", 1...64)
+        if !(1...2).contains(toneChannels) { throw ValidationError("--tone-channels must be 1 or 2") }
     }
 
     func run() throws {
@@ -151,7 +154,7 @@ struct Live: ParsableCommand {
             for mf in Set([period, liveMax]).sorted() {
                 var parts: [String] = []
                 for n in sourceList {
-                    if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf) {
+                    if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf, toneChannels: toneChannels) {
                         parts.append("\(n) source\(n == 1 ? "" : "s") \(formatFixed(ns / 1000, 2)) µs")
                     } else {
                         parts.append("\(n): failed")
@@ -160,7 +163,7 @@ struct Live: ParsableCommand {
                 print("  block \(period), buses sized for \(mf) frames\(mf == liveMax ? " (as live)" : ""): " + parts.joined(separator: ", "))
                 parts = []
                 for n in sourceList {
-                    if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf, cold: true) {
+                    if let ns = offlineRenderNanos(sources: n, block: period, maxFrames: mf, toneChannels: toneChannels, cold: true) {
                         parts.append("\(n) source\(n == 1 ? "" : "s") \(formatFixed(ns / 1000, 2)) µs")
                     }
                 }
@@ -177,6 +180,18 @@ struct Live: ParsableCommand {
                       + (cpu <= target ? "met" : "NOT met"))
             }
         }
+        // Callback median against the plain client's, same run (issue 8's aim: ≤ 1.5×).
+        for (period, rows) in summary {
+            guard let plain = rows.first(where: { $0.name.hasPrefix("plain client") }), !plain.callback.isEmpty else { continue }
+            let p = percentile(plain.callback.sorted(), 50)
+            for n in sourceList {
+                guard let row = rows.first(where: { $0.name == audioGraphRowName(n) }), !row.callback.isEmpty else { continue }
+                let a = percentile(row.callback.sorted(), 50)
+                print("callback median, period \(period), \(n) source\(n == 1 ? "" : "s") (\(toneChannels)-channel tones): "
+                      + "\(formatFixed(a / 1000, 2)) µs, plain client \(formatFixed(p / 1000, 2)) µs: "
+                      + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met"))" : ""))
+            }
+        }
         let failed = summary.flatMap(\.rows).filter { $0.note.hasPrefix("FAILED") }
         if !failed.isEmpty { throw ExitCode.failure }
     }
@@ -190,7 +205,7 @@ struct Live: ParsableCommand {
     func runAudioGraph(sources n: Int, server: String, window: Window) -> LiveRow {
         let name = audioGraphRowName(n)
         let binder = JACKPortBinder()
-        let json = liveGraphJSON(sources: n)
+        let json = liveGraphJSON(sources: n, toneChannels: toneChannels)
         let graph: ValidatedGraph
         switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: "/tmp") {
         case .success(let g): graph = g
@@ -254,16 +269,16 @@ func audioGraphRowName(_ n: Int) -> String { "AudioGraph, \(n) source\(n == 1 ? 
 
 /// N endless stereo sines at distinct frequencies → N-input mixer → jack-out
 /// (no connections). Each tone at 1/N so the sum peaks at 0 dBFS at most.
-func liveGraphJSON(sources n: Int) -> String {
+func liveGraphJSON(sources n: Int, toneChannels: Int = 2) -> String {
     var nodes: [String] = []
     var links: [String] = []
     let level = -20 * log10(Double(n))
     for i in 0..<n {
         let f = i < Job.frequencies.count ? Job.frequencies[i] : 110 * pow(2, Double(i) / 7)
-        nodes.append(#"{"id": "t\#(i)", "type": "test-tone", "params": {"waveform": "sine", "frequency": \#(formatFixed(f, 2)), "level": \#(formatFixed(level, 4)), "channels": 2}}"#)
+        nodes.append(#"{"id": "t\#(i)", "type": "test-tone", "params": {"waveform": "sine", "frequency": \#(formatFixed(f, 2)), "level": \#(formatFixed(level, 4)), "channels": \#(toneChannels)}}"#)
         links.append(#"{"from": "t\#(i)", "to": "mix:in\#(i)"}"#)
     }
-    nodes.append(#"{"id": "mix", "type": "mixer", "params": {"inputs": \#(n)}}"#)
+    nodes.append(#"{"id": "mix", "type": "mixer", "params": {"inputs": \#(n), "channels": 2}}"#)
     nodes.append(#"{"id": "out", "type": "jack-out"}"#)
     links.append(#"{"from": "mix", "to": "out"}"#)
     return """
@@ -284,10 +299,10 @@ func liveGraphJSON(sources n: Int) -> String {
 }
 
 /// Mean ns of `engine.render(frames: block)` for the live graph, offline.
-func offlineRenderNanos(sources n: Int, block: Int, maxFrames: Int, cold: Bool = false) -> Double? {
+func offlineRenderNanos(sources n: Int, block: Int, maxFrames: Int, toneChannels: Int = 2, cold: Bool = false) -> Double? {
     let binder = JACKPortBinder()
     guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
-        .validate(bytes: Array(liveGraphJSON(sources: n).utf8), file: "live.json", directory: "/tmp"),
+        .validate(bytes: Array(liveGraphJSON(sources: n, toneChannels: toneChannels).utf8), file: "live.json", directory: "/tmp"),
         let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames) else { return nil }
     let engine = compiled.engine
     if cold {

@@ -40,6 +40,46 @@ final class ProcessingTests: XCTestCase {
         }
     }
 
+    /// `channels` sets the output width: mono inputs are summed once and
+    /// the same sum goes to every channel; a stereo input is refused.
+    func testMixerChannelsSpreadsMonoInputsToEveryChannel() throws {
+        let a = #"{"waveform": "sine", "frequency": 440, "level": -6, "channels": 1}"#
+        let b = #"{"waveform": "saw", "frequency": 97, "level": -10, "channels": 1}"#
+        let mixed = try TestGraph.render("""
+            {"format": "agraph/1", "nodes": [
+              {"id": "a", "type": "test-tone", "params": \(a)},
+              {"id": "b", "type": "test-tone", "params": \(b)},
+              {"id": "m", "type": "mixer", "params": {"inputs": 2, "gains": [-3, 1.5], "channels": 3}},
+              {"id": "cap", "type": "capture"}],
+             "links": [{"from": "a", "to": "m:in0"}, {"from": "b", "to": "m:in1"}, {"from": "m", "to": "cap"}]}
+            """, seconds: 0.5)
+        let sa = try TestGraph.render(TestGraph.single("test-tone", a), seconds: 0.5)[0]
+        let sb = try TestGraph.render(TestGraph.single("test-tone", b), seconds: 0.5)[0]
+        let g = [-3.0, 1.5].map { Float(Decibels.toLinear($0)) }
+        XCTAssertEqual(mixed.count, 3, "three output channels")
+        for ch in 0..<3 {
+            XCTAssertEqual(mixed[ch].count, 24000)
+            for i in 0..<mixed[ch].count {
+                var expected: Float = 0
+                expected += sa[i] * g[0]
+                expected += sb[i] * g[1]
+                if mixed[ch][i] != expected {
+                    XCTFail("channel \(ch) frame \(i): \(mixed[ch][i]) != \(expected)")
+                    return
+                }
+            }
+        }
+        XCTAssertThrowsError(try TestGraph.render("""
+            {"format": "agraph/1", "nodes": [
+              {"id": "a", "type": "test-tone", "params": {"channels": 2}},
+              {"id": "m", "type": "mixer", "params": {"inputs": 1, "channels": 3}},
+              {"id": "cap", "type": "capture"}],
+             "links": [{"from": "a", "to": "m:in0"}, {"from": "m", "to": "cap"}]}
+            """, seconds: 0.1)) { error in
+            XCTAssertTrue("\(error)".contains("\"channels\" is 3"), "\(error)")
+        }
+    }
+
     func testMixerMutesAndEndsWithItsLongestInput() throws {
         let out = try TestGraph.render("""
             {"format": "agraph/1", "nodes": [

@@ -25,6 +25,26 @@ final class TestToneTests: XCTestCase {
         }
     }
 
+    /// A steady sine is scaled and written to two channels in one pass;
+    /// it must equal, sample for sample, the unit sine times the level's
+    /// linear gain in Float (what rendering and then scaling gives), on
+    /// every channel, for every channel count and block size.
+    func testSteadySineEqualsTheScaledUnitSineOnEveryChannel() throws {
+        let reference = try tone(#"{"frequency": 997, "level": 0, "channels": 1}"#, seconds: 0.5)[0]
+        let g = Float(Decibels.toLinear(-7.5))
+        for channels in [1, 2, 3] {
+            for block in [64, 1023] {
+                let out = try TestGraph.render(TestGraph.single("test-tone", #"{"frequency": 997, "level": -7.5, "channels": \#(channels)}"#),
+                                               seconds: 0.5, blockFrames: block)
+                XCTAssertEqual(out.count, channels)
+                for ch in out {
+                    XCTAssertEqual(ch.count, reference.count)
+                    XCTAssertNil(firstMismatch(ch, reference.map { $0 * g }), "\(channels) channels, block \(block)")
+                }
+            }
+        }
+    }
+
     func testSquareAndSaw() throws {
         for shape in ["square", "saw"] {
             let out = try tone(#"{"waveform": "\#(shape)", "frequency": 300, "level": -6, "channels": 1}"#)[0]
