@@ -17,6 +17,9 @@
 //                      null) and the `ac4` sync-frame source
 //   AudioGraphSndFile  libsndfile: `file` and `file-out`, formats, channel maps, outputs
 //                      written under a temporary name
+//   AudioGraphProcessing  processing nodes: resample (libsoxr), channel-map, downmix/upmix,
+//                      delay, filter, limiter, meter, loudness (libebur128)
+//   CSoxr, CEBUR128    libsoxr and libebur128 (pkg-config)
 //   AC4                the AC-4 sync-frame reader, TOC, index, writer (no audio)
 //   CFraming           C: CRC-16/0x8005 and the AC-4 sequence counter, shared by AC4,
 //                      the FLAC repair, the DAA plugin and its test double
@@ -86,6 +89,23 @@ let package = Package(
             providers: [.apt(["libjack-jackd2-dev"])]
         ),
         .target(name: "CJackShim", dependencies: ["CJack"], path: "Sources/CJackShim"),
+        .systemLibrary(
+            name: "CSoxr",
+            path: "Sources/CSoxr",
+            pkgConfig: "soxr",
+            providers: [.apt(["libsoxr-dev"])]
+        ),
+        .systemLibrary(
+            name: "CEBUR128",
+            path: "Sources/CEBUR128",
+            pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]
+        ),
+        .target(
+            name: "AudioGraphProcessing",
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CSoxr", "CEBUR128"],
+            path: "Sources/AudioGraphProcessing"
+        ),
         .target(name: "AudioGraphCore", path: "Sources/AudioGraphCore"),
         .target(
             name: "AudioGraphNodeAPI",
@@ -108,12 +128,12 @@ let package = Package(
         ),
         .target(
             name: "AudioGraphSndFile",
-            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CSndFile", "CFraming"],
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "AudioGraphProcessing", "CSndFile", "CFraming"],
             path: "Sources/AudioGraphSndFile"
         ),
         .target(
             name: "AudioGraph",
-            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphSndFile", "AC4"],
+            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile", "AC4"],
             path: "Sources/AudioGraph"
         ),
         .target(
@@ -180,6 +200,8 @@ let package = Package(
                 "AudioGraph",
                 "AudioGraphJACK",
                 "AudioGraphPlugins",
+                "AudioGraphProcessing",
+                "AudioGraphSndFile",
                 "AC4",
                 "CAGraphAllocCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -242,6 +264,11 @@ let package = Package(
             name: "CLITests",
             dependencies: ["TestSupport"],
             path: "Tests/CLITests"
+        ),
+        .testTarget(
+            name: "ProcessingTests",
+            dependencies: ["AudioGraph", "AudioGraphProcessing", "AudioGraphSndFile", "TestSupport", "CSndFile"],
+            path: "Tests/ProcessingTests"
         ),
     ]
 )

@@ -1,6 +1,7 @@
 @_exported import AudioGraphCore
 @_exported import GraphFile
 import AudioGraphNodes
+import AudioGraphProcessing
 import AudioGraphSndFile
 
 extension NodeRegistry {
@@ -10,6 +11,6 @@ extension NodeRegistry {
             TestToneType(), FileSourceType(), AC4SourceType(),
             GainType(), MixerType(), SplitType(), FormatTagType(),
             FileSinkType(), NullType(),
-        ])
+        ] + ProcessingNodes.all)
     }
 }

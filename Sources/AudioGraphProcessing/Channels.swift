@@ -1,0 +1,5 @@
+import AudioGraphNodeAPI
+
+extension ProcessingNodes {
+    static var channelNodes: [any NodeType] { [] }
+}

@@ -1,0 +1,5 @@
+import AudioGraphNodeAPI
+
+extension ProcessingNodes {
+    static var rateNodes: [any NodeType] { [] }
+}
