@@ -62,6 +62,13 @@ extension ParameterValue {
         case .numberList(let l): .array(l.map { .number($0) })
         case .booleanList(let l): .array(l.map { .bool($0) })
         case .stringList(let l): .array(l.map { .string($0) })
+        case .channelList(let l): .array(l.map {
+            switch $0 {
+            case .index(let i): .number(Double(i))
+            case .name(let s): .string(s)
+            }
+        })
+        case .numberMatrix(let m): .array(m.map { .array($0.map { .number($0) }) })
         }
     }
 }

@@ -139,6 +139,19 @@ public enum GraphSchema {
         case .stringList:
             out.append(("type", .string("array")))
             out.append(("items", .object([("type", .string("string")), ("minLength", .number(1))])))
+        case .channelList:
+            var index: [(String, JSONOut)] = [("type", .string("integer"))]
+            range(&index)
+            if p.range == nil { index.append(("minimum", .number(0))) }
+            out.append(("type", .string("array")))
+            out.append(("items", .object([("anyOf", .array([
+                .object(index), .object([("type", .string("string")), ("minLength", .number(1))]),
+            ]))])))
+        case .numberMatrix:
+            var item: [(String, JSONOut)] = [("type", .string("number"))]
+            range(&item)
+            out.append(("type", .string("array")))
+            out.append(("items", .object([("type", .string("array")), ("items", .object(item))])))
         }
         if let d = p.defaultValue { out.append(("default", d.json)) }
         var text = p.summary

@@ -17,6 +17,13 @@ public enum ParameterType: Sendable, Equatable {
     case numberList
     case booleanList
     case stringList
+    /// Channels of the input stream, each a 0-based index (an integer) or a
+    /// label of the stream's layout (a string: "L", "LFE"); `range` bounds
+    /// the indexes.
+    case channelList
+    /// Rows of numbers, an array of arrays (a mixing matrix); `range` bounds
+    /// every element.
+    case numberMatrix
 
     /// How the type reads in messages and in `agraph nodes`.
     public var name: String {
@@ -31,6 +38,23 @@ public enum ParameterType: Sendable, Equatable {
         case .numberList: "array of numbers"
         case .booleanList: "array of booleans"
         case .stringList: "array of strings"
+        case .channelList: "array of channel indexes or names"
+        case .numberMatrix: "array of arrays of numbers"
+        }
+    }
+}
+
+/// One element of a `channelList`: a channel by position or by label.
+public enum ChannelSelector: Sendable, Equatable, CustomStringConvertible {
+    /// 0-based position in the stream.
+    case index(Int)
+    /// A label of the stream's layout (`ChannelLayout.channelLabels`).
+    case name(String)
+
+    public var description: String {
+        switch self {
+        case .index(let i): String(i)
+        case .name(let s): "\"\(s)\""
         }
     }
 }
@@ -43,6 +67,8 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
     case numberList([Double])
     case booleanList([Bool])
     case stringList([String])
+    case channelList([ChannelSelector])
+    case numberMatrix([[Double]])
 
     public var description: String {
         switch self {
@@ -52,6 +78,8 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         case .numberList(let l): "[" + l.map { ParameterValue.number($0).description }.joined(separator: ", ") + "]"
         case .booleanList(let l): "[" + l.map(String.init).joined(separator: ", ") + "]"
         case .stringList(let l): "[" + l.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+        case .channelList(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
+        case .numberMatrix(let m): "[" + m.map { ParameterValue.numberList($0).description }.joined(separator: ", ") + "]"
         }
     }
 }
@@ -249,6 +277,8 @@ public struct NodeDescriptor: Sendable {
         case .numberList(let l)?: l.count
         case .booleanList(let l)?: l.count
         case .stringList(let l)?: l.count
+        case .channelList(let l)?: l.count
+        case .numberMatrix(let m)?: m.count
         default: 0
         }
     }
@@ -288,6 +318,14 @@ public struct NodeParameters: Sendable {
     }
     public func booleanList(_ name: String) -> [Bool]? {
         if case .booleanList(let v)? = values[name] { return v }
+        return nil
+    }
+    public func channelList(_ name: String) -> [ChannelSelector]? {
+        if case .channelList(let v)? = values[name] { return v }
+        return nil
+    }
+    public func numberMatrix(_ name: String) -> [[Double]]? {
+        if case .numberMatrix(let v)? = values[name] { return v }
         return nil
     }
 }

@@ -503,6 +503,53 @@ final class ValidationRun {
                 out.append(str)
             }
             return .stringList(out)
+        case .channelList:
+            guard let list = v.array else { return wrongType() }
+            var out: [ChannelSelector] = []
+            var ok = true
+            for (i, e) in list.enumerated() {
+                if let d = e.number {
+                    guard d == d.rounded(), d >= 0, d < 1e9 else {
+                        error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] = \(describe(e)) is not a channel index; indexes are whole numbers from 0")
+                        ok = false
+                        continue
+                    }
+                    if !inRange(d, element: i) { ok = false; continue }
+                    out.append(.index(Int(d)))
+                } else if let str = e.string, !str.isEmpty, !str.utf8.contains(0) {
+                    out.append(.name(str))
+                } else {
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a channel index (0, 1, …) or a channel name (\"L\", \"C\", …); found \(e.typeName) \(describe(e))")
+                    ok = false
+                }
+            }
+            return ok ? .channelList(out) : nil
+        case .numberMatrix:
+            guard let rows = v.array else { return wrongType() }
+            var out: [[Double]] = []
+            var ok = true
+            for (i, row) in rows.enumerated() {
+                guard let list = row.array else {
+                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be an array of numbers (one row); found \(row.typeName) \(describe(row))")
+                    ok = false
+                    continue
+                }
+                var r: [Double] = []
+                for (j, e) in list.enumerated() {
+                    guard let d = e.number else {
+                        error(pointer.appending(i).appending(j), node: nodeID, "\"\(p.name)\"[\(i)][\(j)] must be a number; found \(e.typeName) \(describe(e))")
+                        ok = false
+                        continue
+                    }
+                    if let range = p.range, !range.contains(d) {
+                        error(pointer.appending(i).appending(j), node: nodeID, "\"\(p.name)\"[\(i)][\(j)] = \(ParameterValue.number(d)) is out of range; allowed: \(rangeText(range, unit: p.unit))")
+                        ok = false
+                    }
+                    r.append(d)
+                }
+                out.append(r)
+            }
+            return ok ? .numberMatrix(out) : nil
         }
     }
 
