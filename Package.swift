@@ -222,7 +222,7 @@ let package = Package(
         // MARK: tests
         .target(
             name: "TestSupport",
-            dependencies: ["AudioGraph", "CAGraphAllocCount", "CSndFile", "CJack", "CJackShim"],
+            dependencies: ["AudioGraph", "AudioGraphPlugins", "CAGraphPlugin", "CAGraphAllocCount", "CSndFile", "CJack", "CJackShim"],
             path: "Tests/TestSupport"
         ),
         .testTarget(

@@ -13,40 +13,27 @@ import Glibc
 /// thread's decoder job, offline rendering), with the interface's test
 /// double as the library. See DAATests for the PCM the double writes.
 final class DAAGraphTests: XCTestCase {
-    var savedEnvironment: [String: String] = [:]
-    let environment = ["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY",
-                       VendorLibraryLocations.environmentVariable, "XDG_CONFIG_HOME"]
+    var environment: SavedEnvironment?
     var config: TemporaryDirectory!
 
     override func setUpWithError() throws {
-        for name in environment {
-            if let v = getenv(name) { savedEnvironment[name] = String(cString: v) }
-            unsetenv(name)
-        }
+        environment = SavedEnvironment(["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY",
+                                        VendorLibraryLocations.environmentVariable, "XDG_CONFIG_HOME"])
         // The graphs name the double by its path in the build folder: trust
         // that folder for vendor libraries (and no user's config file).
-        setenv(VendorLibraryLocations.environmentVariable, DAATests.buildFolder, 1)
+        setenv(VendorLibraryLocations.environmentVariable, BuiltPlugins.folder, 1)
         config = try TemporaryDirectory("agraph-config")
         setenv("XDG_CONFIG_HOME", config.path, 1)
-        guard FileManager.default.fileExists(atPath: DAATests.pluginPath),
-              FileManager.default.fileExists(atPath: DAATests.doublePath) else {
-            throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built; build with --build-tests")
-        }
-        guard DAATests.frames.count == 846 else { throw XCTSkip("ChannelCheck.ac4 is missing") }
+        try DAATests.requireFixtures()
         // The plugin keeps the library open for the process (one load per
         // path): start the double's call counts (which its injected failures
         // count on) from zero, as a fresh load would.
-        if let loaded = dlopen(DAATests.doublePath, RTLD_NOW | RTLD_NOLOAD) {
-            typealias Reset = @convention(c) () -> Void
-            if let reset = dlsym(loaded, "test_double_daa_reset") { unsafeBitCast(reset, to: Reset.self)() }
-            dlclose(loaded)
-        }
+        try TestDoubleLibrary.ifLoaded(DAATests.doublePath)?.reset()
     }
 
     override func tearDown() {
-        for name in environment {
-            if let v = savedEnvironment[name] { setenv(name, v, 1) } else { unsetenv(name) }
-        }
+        environment = nil
+        config = nil
     }
 
     func graph(_ daaParams: String = "") -> String {
@@ -61,8 +48,7 @@ final class DAAGraphTests: XCTestCase {
     }
 
     func validate(_ json: String, _ store: CaptureStore) -> Result<ValidatedGraph, GraphErrors> {
-        let (registry, _) = NodeRegistry.withPlugins(TestGraph.registry(["main": store]))
-        return GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "inline.json", directory: "/tmp")
+        TestGraph.validate(json, registry: TestGraph.pluginRegistry(["main": store]).registry, directory: "/tmp")
     }
 
     static let total = 846 * 2048

@@ -8,21 +8,20 @@ import TestSupport
 import Glibc
 #endif
 
-/// The `daa` node plugin driven through the C ABI directly (no host):
-/// the built libAGraphDAAPlugin.so with the interface's test double,
-/// libTestDoubleDAA.so (TEST DOUBLE — NOT A DECODER), fed the real frames of
-/// ChannelCheck.ac4. The double's PCM encodes what it was told (see
-/// Tests/DAATestDouble/include/test_double_daa.h): left = sequence counter
-/// / 1024 (+ presentation / 2^20), right = a code of the parameters in force.
+/// The `daa` node plugin driven through the C ABI directly (no host; the
+/// `ABIPlugin` harness of TestSupport): the built libAGraphDAAPlugin.so with
+/// the interface's test double, libTestDoubleDAA.so (TEST DOUBLE — NOT A
+/// DECODER), fed the real frames of ChannelCheck.ac4. The double's PCM
+/// encodes what it was told (see Tests/DAATestDouble/include/test_double_daa.h):
+/// left = sequence counter / 1024 (+ presentation / 2^20), right = a code of
+/// the parameters in force.
 final class DAATests: XCTestCase {
     // MARK: - Fixtures
 
     static let samplesPerFrame = 2048
 
-    /// The folder SwiftPM built the products into: the test runner's.
-    static var buildFolder: String { PluginCatalog.defaultFolders(environment: nil).build.first ?? "." }
-    static var pluginPath: String { buildFolder + "/libAGraphDAAPlugin.so" }
-    static var doublePath: String { buildFolder + "/libTestDoubleDAA.so" }
+    static var pluginPath: String { BuiltPlugins.folder + "/libAGraphDAAPlugin.so" }
+    static var doublePath: String { BuiltPlugins.folder + "/libTestDoubleDAA.so" }
 
     /// `Tests/Media/ChannelCheck.ac4`, found from the package root.
     static let channelCheckPath: String = TestMedia.channelCheck
@@ -33,32 +32,34 @@ final class DAATests: XCTestCase {
         return reader.readAll().frames.map { (Array(reader.bytes[$0.wholeFrame]), $0.toc.sequenceCounter, $0.toc.isIFrame) }
     }()
 
-    var plugin: Plugin!
-    let environment = ["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY"]
-    var savedEnvironment: [String: String] = [:]
-
-    override func setUpWithError() throws {
-        for name in environment {
-            if let v = getenv(name) { savedEnvironment[name] = String(cString: v) }
-            unsetenv(name)
-        }
-        guard FileManager.default.fileExists(atPath: Self.pluginPath),
-              FileManager.default.fileExists(atPath: Self.doublePath) else {
-            throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built in \(Self.buildFolder); build with --build-tests")
-        }
-        guard Self.frames.count == 846 else {
-            XCTFail("ChannelCheck.ac4 missing or unreadable at \(Self.channelCheckPath)")
+    /// What every DAA test needs: the plugin and the test double built (a
+    /// skip without them) and the frames of ChannelCheck.ac4 (a failure
+    /// without them: the file is in the repository).
+    static func requireFixtures(file: StaticString = #filePath, line: UInt = #line) throws {
+        _ = try BuiltPlugins.path("libAGraphDAAPlugin.so")
+        _ = try BuiltPlugins.path("libTestDoubleDAA.so")
+        guard frames.count == 846 else {
+            XCTFail("ChannelCheck.ac4 missing or unreadable at \(channelCheckPath)", file: file, line: line)
             throw XCTSkip("no media")
         }
-        plugin = try Plugin(path: Self.pluginPath, doublePath: Self.doublePath)
-        plugin.resetLog()
+    }
+
+    var plugin: ABIPlugin!
+    var double: TestDoubleLibrary!
+    var environment: SavedEnvironment?
+
+    override func setUpWithError() throws {
+        environment = SavedEnvironment(["TEST_DOUBLE_DAA_DELAY", "TEST_DOUBLE_DAA_REPORT_DELAY", "TEST_DOUBLE_DAA_FAIL", "DAA_LIBRARY"])
+        try Self.requireFixtures()
+        plugin = try ABIPlugin(path: Self.pluginPath, nodeID: "test-daa", inputChannels: 0, outputChannels: 2, sampleRate: 48000)
+        double = try TestDoubleLibrary(path: Self.doublePath)
+        double.reset()
     }
 
     override func tearDown() {
-        for name in environment {
-            if let v = savedEnvironment[name] { setenv(name, v, 1) } else { unsetenv(name) }
-        }
         plugin = nil
+        double = nil
+        environment = nil
     }
 
     // MARK: - Decoding the double's PCM
@@ -89,7 +90,7 @@ final class DAATests: XCTestCase {
         node.deactivate()
         node.destroy()
 
-        let log = plugin.log()
+        let log = double.log()
         XCTAssertEqual(log.first, "query_info -> 0", "create asks the library's versions first")
         let expectedStart = [
             "query_info -> 0",
@@ -163,7 +164,7 @@ final class DAATests: XCTestCase {
 
     func testLatencyLongerThanAFrame() throws {
         try checkWholeFile(delay: 3168, expectedSource: "output_timestamp")
-        plugin.resetLog()
+        double.reset()
         try checkWholeFile(delay: 5000, expectedSource: "output_timestamp")
     }
 
@@ -181,7 +182,7 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(left.count, 5 * 2048)
         XCTAssertEqual(Self.sequence(left.last!), Self.frames[4].sequence)
         // The drain frame continues the sequence (4 → 5) with a valid CRC: the double accepted it.
-        XCTAssertTrue(plugin.log().contains { $0.hasPrefix("process sequence=\(Self.frames[4].sequence + 1) samples=2048") }, plugin.log().joined(separator: "\n"))
+        XCTAssertTrue(double.log().contains { $0.hasPrefix("process sequence=\(Self.frames[4].sequence + 1) samples=2048") }, double.log().joined(separator: "\n"))
         XCTAssertEqual(try node.drain().left.count, 0, "drained: 0 frames means done")
         node.deactivate(); node.destroy()
     }
@@ -191,12 +192,12 @@ final class DAATests: XCTestCase {
         try node.activate()
         for i in 0..<10 { _ = try node.decode(Self.frames[i].bytes, timestamp: i * 2048) }
         let iFrame = try XCTUnwrap((24..<846).first { Self.frames[$0].isIFrame })
-        node.flush()
+        try node.flush()
         var left: [Float] = []
         for i in iFrame..<(iFrame + 4) { left += try node.decode(Self.frames[i].bytes, timestamp: i * 2048).left }
         XCTAssertEqual(left.count, 4 * 2048 - 1000)
         XCTAssertEqual(Self.sequence(left[0]), Self.frames[iFrame].sequence, "first sample after the flush = the I-frame's sample 0")
-        XCTAssertTrue(plugin.log().contains("close -> 0"))
+        XCTAssertTrue(double.log().contains("close -> 0"))
         node.deactivate(); node.destroy()
     }
 
@@ -208,9 +209,9 @@ final class DAATests: XCTestCase {
         var right: [Float] = [], left: [Float] = []
         for i in 0..<12 {
             switch i {
-            case 4: node.setParameter("dialogueEnhancement", 5)
-            case 6: node.setParameter("outputReferenceLevel", -23); node.setParameter("virtualizer", 0)
-            case 8: node.setParameter("presentation", 3); node.setParameter("mainAssociatedMix", -32)
+            case 4: try node.setParameter("dialogueEnhancement", 5)
+            case 6: try node.setParameter("outputReferenceLevel", -23); try node.setParameter("virtualizer", 0)
+            case 8: try node.setParameter("presentation", 3); try node.setParameter("mainAssociatedMix", -32)
             default: break
             }
             let out = try node.decode(Self.frames[i].bytes, timestamp: i * 2048)
@@ -245,8 +246,8 @@ final class DAATests: XCTestCase {
             switch i {
             case 2: node.routeChanged(.headphones)
             case 4: node.routeChanged(.speakers)
-            case 6: node.setParameter("endpoint", 0)            // headphones, whatever the route
-            case 8: node.setParameter("endpoint", 2); node.routeChanged(.unknown)
+            case 6: try node.setParameter("endpoint", 0)            // headphones, whatever the route
+            case 8: try node.setParameter("endpoint", 2); node.routeChanged(.unknown)
             default: break
             }
             right += try node.decode(Self.frames[i].bytes, timestamp: i * 2048).right
@@ -290,13 +291,10 @@ final class DAATests: XCTestCase {
         let folder = try TemporaryDirectory("agraph-daa-once")
         let copy = folder.file("libOnceDAA.so")
         try FileManager.default.copyItem(atPath: Self.doublePath, toPath: copy)
-        let handle = try dlopen(copy, RTLD_NOW | RTLD_LOCAL).orThrow("cannot open the copy")
-        defer { dlclose(handle) }
-        typealias Log = @convention(c) () -> UnsafePointer<CChar>
-        let log = unsafeBitCast(dlsym(handle, "test_double_daa_call_log"), to: Log.self)
-        func opens() -> Int { String(cString: log()).split(separator: "\n").filter { $0.hasPrefix("query_info") }.count }
-        XCTAssertNil(plugin.check(["library": .string(copy)]))
-        XCTAssertNil(plugin.check(["library": .string(copy)]))
+        let copied = try TestDoubleLibrary(path: copy)
+        func opens() -> Int { copied.log().filter { $0.hasPrefix("query_info") }.count }
+        XCTAssertNil(try plugin.check(["library": .string(copy)]))
+        XCTAssertNil(try plugin.check(["library": .string(copy)]))
         for _ in 0..<3 {
             let node = try plugin.create(["library": .string(copy)])
             try node.activate(); node.deactivate(); node.destroy()
@@ -306,16 +304,16 @@ final class DAATests: XCTestCase {
         _ = plugin.details; _ = plugin.details
         XCTAssertEqual(opens(), 2, "DAA_LIBRARY is another key, opened once for every details call")
         plugin.deinitLibrary()
-        XCTAssertNil(plugin.check(["library": .string(copy)]))
+        XCTAssertNil(try plugin.check(["library": .string(copy)]))
         XCTAssertEqual(opens(), 3, "after deinit, the next use opens it again")
     }
 
     func testOutputLayoutIsBinauralOnlyWhenVirtualizingForHeadphones() throws {
-        XCTAssertEqual(plugin.outputLayout([:]), "binaural", "auto → fallback headphones, virtualizer on")
-        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("headphones")]), "binaural")
-        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("speakers")]), "stereo")
-        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("auto"), "fallbackEndpoint": .choice("speakers")]), "stereo")
-        XCTAssertEqual(plugin.outputLayout(["endpoint": .choice("headphones"), "virtualizer": .bool(false)]), "stereo")
+        XCTAssertEqual(try plugin.outputLayout([:]), "binaural", "auto → fallback headphones, virtualizer on")
+        XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("headphones")]), "binaural")
+        XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("speakers")]), "stereo")
+        XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("auto"), "fallbackEndpoint": .choice("speakers")]), "stereo")
+        XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("headphones"), "virtualizer": .bool(false)]), "stereo")
         XCTAssertEqual(plugin.typeInputCodec, "ac4-sync")
     }
 
@@ -362,7 +360,7 @@ final class DAATests: XCTestCase {
             // the next use opens it afresh.
             plugin.deinitLibrary()
             setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_query_info:\(code)", 1)
-            XCTAssertTrue(plugin.check(["library": .string(Self.doublePath)])?.hasPrefix("DAA error \(code): \(meaning) (dlb_decode_query_info") == true)
+            XCTAssertTrue(try plugin.check(["library": .string(Self.doublePath)])?.hasPrefix("DAA error \(code): \(meaning) (dlb_decode_query_info") == true)
         }
     }
 
@@ -370,7 +368,7 @@ final class DAATests: XCTestCase {
         setenv("TEST_DOUBLE_DAA_FAIL", "dlb_decode_setparam:1001:7", 1) // the 7th setparam: the first live change
         let node = try plugin.create(["library": .string(Self.doublePath)])
         try node.activate()
-        node.setParameter("dialogueEnhancement", 9)
+        try node.setParameter("dialogueEnhancement", 9)
         let out = try node.decode(Self.frames[0].bytes, timestamp: 0)
         XCTAssertEqual(out.status, 2)
         XCTAssertTrue(node.lastError.hasPrefix("DAA error 1001: invalid parameter value (dlb_decode_setparam id 101 = 9, dialogueEnhancement)"), node.lastError)
@@ -424,7 +422,7 @@ final class DAATests: XCTestCase {
 
     func testDAALibraryEnvironmentVariableIsUsedAndVersionsShown() throws {
         setenv("DAA_LIBRARY", Self.doublePath, 1)
-        XCTAssertNil(plugin.check([:]))
+        XCTAssertNil(try plugin.check([:]))
         let node = try plugin.create([:])
         XCTAssertTrue(node.library.hasSuffix("libTestDoubleDAA.so: DAA TEST DOUBLE 1.0 (API 1), core decoder NOT A, DAP DECODER"), node.library)
         node.destroy()
@@ -441,14 +439,7 @@ final class DAATests: XCTestCase {
         let source = folder.file("partial.c"), library = folder.file("libpartial.so")
         let names = ["query_info", "query_memory", "open", "addbytes", "process", "setparam", "close"]
         try names.map { "int dlb_decode_\($0)(void) { return 0; }\n" }.joined().write(toFile: source, atomically: true, encoding: .utf8)
-        guard let compiler = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("no C compiler to build a partial library")
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: compiler)
-        p.arguments = ["-shared", "-fPIC", "-o", library, source]
-        try p.run(); p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw XCTSkip("\(compiler) failed to build the partial library") }
+        try CCompiler.sharedLibrary(library, [source])
         let partial = try XCTUnwrap(plugin.check(["library": .string(library)]))
         XCTAssertTrue(partial.hasSuffix("is not a DAA decoder library: it lacks the symbol dlb_decode_getparam"), partial)
     }
@@ -460,14 +451,14 @@ final class DAATests: XCTestCase {
         struct Buffer { var channels: UInt32; var stride: Int; var dataType: Int32; var data: UnsafeMutablePointer<UnsafeMutableRawPointer?>? }
         struct IO { var buffer: UnsafeMutablePointer<Buffer>?; var rate: UInt = 0; var channels: UInt32 = 0; var samples: UInt32 = 0
                     var delay: UInt32 = 0; var timestamp: Int64 = 0 }
-        func symbol<T>(_ name: String, _: T.Type) -> T { unsafeBitCast(dlsym(plugin.doubleHandle, name), to: T.self) }
-        let queryMemory = symbol("dlb_decode_query_memory", (@convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer) -> Int32).self)
-        let open = symbol("dlb_decode_open", (@convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer) -> Int32).self)
-        let addbytes = symbol("dlb_decode_addbytes", (@convention(c) (UnsafeMutableRawPointer, UnsafePointer<CChar>?, UInt32, Int64, UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<Int32>) -> Int32).self)
-        let process = symbol("dlb_decode_process", (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Int32).self)
-        let setparam = symbol("dlb_decode_setparam", (@convention(c) (UnsafeMutableRawPointer, Int32, UnsafeMutableRawPointer?, Int32) -> Int32).self)
-        let getparam = symbol("dlb_decode_getparam", (@convention(c) (UnsafeRawPointer, Int32, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>) -> Int32).self)
-        let close = symbol("dlb_decode_close", (@convention(c) (UnsafeMutableRawPointer) -> Int32).self)
+        func symbol<T>(_ name: String, _: T.Type) throws -> T { try double.symbol(name, T.self) }
+        let queryMemory = try symbol("dlb_decode_query_memory", (@convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer) -> Int32).self)
+        let open = try symbol("dlb_decode_open", (@convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer) -> Int32).self)
+        let addbytes = try symbol("dlb_decode_addbytes", (@convention(c) (UnsafeMutableRawPointer, UnsafePointer<CChar>?, UInt32, Int64, UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<Int32>) -> Int32).self)
+        let process = try symbol("dlb_decode_process", (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Int32).self)
+        let setparam = try symbol("dlb_decode_setparam", (@convention(c) (UnsafeMutableRawPointer, Int32, UnsafeMutableRawPointer?, Int32) -> Int32).self)
+        let getparam = try symbol("dlb_decode_getparam", (@convention(c) (UnsafeRawPointer, Int32, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>) -> Int32).self)
+        let close = try symbol("dlb_decode_close", (@convention(c) (UnsafeMutableRawPointer) -> Int32).self)
 
         var memory = Memory(decoderSize: 0, outputBufferSize: 0)
         for (query, code) in [(QueryIn(datatype: 4, format: 1, type: 1, timescale: 48000), 1008),
@@ -547,233 +538,79 @@ final class DAATests: XCTestCase {
     }
 }
 
-// MARK: - A minimal host for one plugin library
+// MARK: - The test double and the plugin's diagnostics
 
-enum Value { case string(String), choice(String), bool(Bool), number(Double) }
-
-struct PluginFailure: Error, CustomStringConvertible { var description: String }
-
-final class Plugin {
+/// libTestDoubleDAA.so (or a copy) opened by the test: the calls it logged,
+/// and its symbols. Opening the path the plugin opens gives the same
+/// library, so the test reads what the plugin did; it stays loaded while
+/// the test holds it. [main-thread]
+final class TestDoubleLibrary {
+    typealias Log = @convention(c) () -> UnsafePointer<CChar>
+    typealias Reset = @convention(c) () -> Void
     let handle: UnsafeMutableRawPointer
-    let doubleHandle: UnsafeMutableRawPointer
-    let descriptor: UnsafePointer<agraph_plugin_t>
-    let type: UnsafePointer<agraph_node_type_t>
+    private let callLog: Log
+    private let resetCalls: Reset
 
-    init(path: String, doublePath: String) throws {
-        guard let h = dlopen(path, RTLD_NOW | RTLD_LOCAL) else { throw PluginFailure(description: String(cString: dlerror())) }
-        guard let d = dlopen(doublePath, RTLD_NOW | RTLD_LOCAL) else { throw PluginFailure(description: String(cString: dlerror())) }
-        handle = h; doubleHandle = d
-        typealias Entry = @convention(c) () -> UnsafePointer<agraph_plugin_t>?
-        let entry = unsafeBitCast(dlsym(h, "agraph_plugin_entry"), to: Entry.self)
-        descriptor = try entry().orThrow("no descriptor")
-        type = try descriptor.pointee.node_types[0].orThrow("no node type")
-        // ABI 1.2: library-wide init before anything else, as the loader does.
-        var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
-        guard descriptor.pointee.`init`?(path, &error, UInt32(error.count)) ?? 1 == 1 else {
-            throw PluginFailure(description: text(error))
+    /// Opens `path`.
+    convenience init(path: String) throws {
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            throw ABIPluginError(dlerror().map { String(cString: $0) } ?? "cannot open \(path)")
+        }
+        try self.init(handle: handle)
+    }
+
+    /// The library at `path` if something loaded it already (RTLD_NOLOAD), else nil.
+    static func ifLoaded(_ path: String) throws -> TestDoubleLibrary? {
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD) else { return nil }
+        return try TestDoubleLibrary(handle: handle)
+    }
+
+    /// Takes over `handle` (closed on deinit, or now if a symbol is missing).
+    private init(handle: UnsafeMutableRawPointer) throws {
+        self.handle = handle
+        do {
+            callLog = try Self.symbol(handle, "test_double_daa_call_log", Log.self)
+            resetCalls = try Self.symbol(handle, "test_double_daa_reset", Reset.self)
+        } catch {
+            dlclose(handle)
+            throw error
         }
     }
 
-    /// The plugin's deinit: closes the libraries it opened (every instance
-    /// must be destroyed); the next use opens them again.
-    func deinitLibrary() { descriptor.pointee.`deinit`?() }
+    deinit { dlclose(handle) }
 
-    deinit {
-        deinitLibrary()
-        dlclose(handle)
-        dlclose(doubleHandle)
-    }
+    /// The calls logged since the last reset, one a line.
+    func log() -> [String] { String(cString: callLog()).split(separator: "\n").map(String.init) }
 
-    func log() -> [String] {
-        typealias Log = @convention(c) () -> UnsafePointer<CChar>
-        let f = unsafeBitCast(dlsym(doubleHandle, "test_double_daa_call_log"), to: Log.self)
-        return String(cString: f()).split(separator: "\n").map(String.init)
-    }
+    /// Clears the log and the call counts (which injected failures count on).
+    func reset() { resetCalls() }
 
-    func resetLog() {
-        typealias Reset = @convention(c) () -> Void
-        unsafeBitCast(dlsym(doubleHandle, "test_double_daa_reset"), to: Reset.self)()
-    }
+    /// The symbol `name` as a `T` (a @convention(c) function type).
+    func symbol<T>(_ name: String, _ type: T.Type) throws -> T { try Self.symbol(handle, name, type) }
 
-    var details: String {
-        guard let ext = descriptor.pointee.get_extension?("agraph.plugin-info/1") else { return "" }
-        typealias Details = @convention(c) () -> UnsafePointer<CChar>?
-        return ext.load(as: Details.self)().map { String(cString: $0) } ?? ""
-    }
-
-    var typeInputCodec: String? { type.pointee.input_codec.map { String(cString: $0) } }
-
-    func paramIndex(_ name: String) -> Int? {
-        (0..<Int(type.pointee.param_count)).first { String(cString: type.pointee.params[$0].name) == name }
-    }
-
-    /// Calls `body` with a create_info for these values (the rest defaulted,
-    /// as the host does), with `host` as the ABI 1.2 host table.
-    func withInfo<R>(_ values: [String: Value], host: PluginHost? = nil, _ body: (UnsafePointer<agraph_create_info_t>) -> R) -> R {
-        let t = type.pointee
-        var strings: [UnsafeMutablePointer<CChar>] = []
-        defer { strings.forEach { free($0) } }
-        var array: [agraph_param_value_t] = (0..<Int(t.param_count)).map { i in
-            let p = t.params[i]
-            let name = String(cString: p.name)
-            var v = agraph_param_value_t()
-            v.is_set = p.flags & UInt32(AGRAPH_PARAM_OPTIONAL) != 0 ? 0 : 1
-            v.number = p.default_number
-            if p.type == AGRAPH_PARAM_CHOICE.rawValue { v.string = UnsafePointer(p.choices[Int(p.default_number)]) }
-            switch values[name] {
-            case .string(let s)?:
-                let c = strdup(s)!; strings.append(c); v.string = UnsafePointer(c); v.is_set = 1
-            case .choice(let s)?:
-                let index = (0..<Int(p.choice_count)).first { String(cString: p.choices[$0]!) == s }!
-                v.number = Double(index); v.string = UnsafePointer(p.choices[index]); v.is_set = 1
-            case .bool(let b)?: v.number = b ? 1 : 0; v.is_set = 1
-            case .number(let n)?: v.number = n; v.is_set = 1
-            case nil: break
-            }
-            return v
-        }
-        return "test-daa".withCString { nodeID in
-            array.withUnsafeMutableBufferPointer { buffer in
-                var info = agraph_create_info_t()
-                info.type = type
-                info.node_id = nodeID
-                info.values = UnsafePointer(buffer.baseAddress)
-                info.value_count = UInt32(buffer.count)
-                info.input_channels = 0
-                info.output_channels = 2
-                info.sample_rate = 48000
-                if let host {
-                    info.host_abi_minor = UInt32(AGRAPH_PLUGIN_ABI_MINOR)
-                    info.host = UnsafePointer(host.table)
-                }
-                return withUnsafePointer(to: &info) { body($0) }
-            }
-        }
-    }
-
-    /// nil when fine, else the reason.
-    func check(_ values: [String: Value]) -> String? {
-        withInfo(values) { info in
-            var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
-            let ok = type.pointee.check!(info, &error, UInt32(error.count))
-            return ok == 1 ? nil : text(error)
-        }
-    }
-
-    func outputLayout(_ values: [String: Value]) -> String? {
-        withInfo(values) { info in type.pointee.output_layout?(info).map { String(cString: $0) } }
-    }
-
-    func create(_ values: [String: Value], host: PluginHost = PluginHost(nodeID: "test-daa", typeID: "daa")) throws -> Node {
-        var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
-        let instance = withInfo(values, host: host) { info in type.pointee.create!(info, &error, UInt32(error.count)) }
-        guard let instance else { throw PluginFailure(description: text(error)) }
-        return Node(plugin: self, instance: instance, host: host)
+    private static func symbol<T>(_ handle: UnsafeMutableRawPointer, _ name: String, _: T.Type) throws -> T {
+        guard let address = dlsym(handle, name) else { throw ABIPluginError("the test double lacks \(name)") }
+        return unsafeBitCast(address, to: T.self)
     }
 }
 
-final class Node {
-    let plugin: Plugin
-    let instance: OpaquePointer
-    /// The node's host table (outlives the instance).
-    let host: PluginHost
-    var decoder: UnsafePointer<agraph_decoder_ext_t>!
-    var left: [Float] = [], right: [Float] = []
-
-    init(plugin: Plugin, instance: OpaquePointer, host: PluginHost) {
-        self.plugin = plugin
-        self.instance = instance
-        self.host = host
+/// The DAA plugin's own instance extension, org.audiograph.daa.diagnostics/1
+/// (Plugins/DAAPlugin/daa_plugin.h): the last error, the measured latency,
+/// where that latency came from, and the library in use ("" or 0 without it).
+extension ABIPluginInstance {
+    private func diagnostic<F>(_ index: Int, _: F.Type) -> F? {
+        guard let d = pluginExtension("org.audiograph.daa.diagnostics/1") else { return nil }
+        return d.load(fromByteOffset: index * MemoryLayout<UnsafeRawPointer>.stride, as: Optional<F>.self)
     }
-
-    /// What the host does when the route changes: its table answers the
-    /// new route, and the plugin side of the extension is told. [main-thread]
-    func routeChanged(_ route: OutputRoute) {
-        host.outputRoute = route
-        let ext = type.get_extension?(instance, AGRAPH_EXT_OUTPUT_ROUTE)?.assumingMemoryBound(to: agraph_output_route_ext_t.self)
-        ext?.pointee.changed?(instance, PluginHost.code(route))
-    }
-
-    var type: agraph_node_type_t { plugin.type.pointee }
-
-    func activate() throws {
-        var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
-        guard type.activate!(instance, 48000, 512, &error, UInt32(error.count)) == 1 else {
-            throw PluginFailure(description: text(error))
-        }
-        let found: UnsafeRawPointer? = type.get_extension?(instance, AGRAPH_EXT_DECODER)
-        let ext = try found.orThrow("no decoder extension")
-        decoder = ext.assumingMemoryBound(to: agraph_decoder_ext_t.self)
-        let capacity = Int(decoder.pointee.max_frames_per_decode!(instance))
-        left = [Float](repeating: 0, count: capacity)
-        right = [Float](repeating: 0, count: capacity)
-    }
-
-    func deactivate() { type.deactivate!(instance) }
-    func destroy() { type.destroy!(instance) }
-    func flush() { decoder.pointee.flush!(instance) }
-
-    func setParameter(_ name: String, _ value: Double) {
-        type.set_parameter!(instance, UInt32(plugin.paramIndex(name)!), value)
-    }
-
-    func decode(_ frame: [UInt8]?, timestamp: Int) throws -> (status: Int32, left: [Float], right: [Float]) {
-        var written: UInt32 = 0
-        let capacity = UInt32(left.count)
-        let status: Int32 = left.withUnsafeMutableBufferPointer { l in
-            right.withUnsafeMutableBufferPointer { r in
-                let channels: [UnsafeMutablePointer<Float>?] = [l.baseAddress, r.baseAddress]
-                return channels.withUnsafeBufferPointer { pcm in
-                    if let frame {
-                        return frame.withUnsafeBufferPointer { bytes in
-                            decoder.pointee.decode!(instance, bytes.baseAddress, UInt32(bytes.count), Int64(timestamp),
-                                                    pcm.baseAddress, capacity, &written)
-                        }
-                    }
-                    return decoder.pointee.decode!(instance, nil, 0, -1, pcm.baseAddress, capacity, &written)
-                }
-            }
-        }
-        return (status, Array(left[0..<Int(written)]), Array(right[0..<Int(written)]))
-    }
-
-    /// decode(NULL, 0) until it writes nothing.
-    func drain() throws -> (left: [Float], right: [Float]) {
-        var l: [Float] = [], r: [Float] = []
-        for _ in 0..<100 {
-            let out = try decode(nil, timestamp: -1)
-            if out.status != 0 { throw PluginFailure(description: lastError) }
-            if out.left.isEmpty { break }
-            l += out.left; r += out.right
-        }
-        return (l, r)
-    }
-
-    private var diagnostics: UnsafeRawPointer? { type.get_extension?(instance, "org.audiograph.daa.diagnostics/1") }
     private func diagnosticString(_ index: Int) -> String {
         typealias F = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
-        guard let d = diagnostics else { return "" }
-        let f = d.load(fromByteOffset: index * MemoryLayout<UnsafeRawPointer>.stride, as: F.self)
-        return f(instance).map { String(cString: $0) } ?? ""
+        return diagnostic(index, F.self)?(instance).map { String(cString: $0) } ?? ""
     }
     var lastError: String { diagnosticString(0) }
     var latencySource: String { diagnosticString(2) }
     var library: String { diagnosticString(3) }
     var measuredLatency: UInt32 {
         typealias F = @convention(c) (OpaquePointer?) -> UInt32
-        guard let d = diagnostics else { return 0 }
-        return d.load(fromByteOffset: MemoryLayout<UnsafeRawPointer>.stride, as: F.self)(instance)
-    }
-}
-
-/// The NUL-terminated text of an error buffer.
-func text(_ buffer: [CChar]) -> String {
-    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-extension Optional {
-    func orThrow(_ message: String) throws -> Wrapped {
-        guard let self else { throw PluginFailure(description: message) }
-        return self
+        return diagnostic(1, F.self)?(instance) ?? 0
     }
 }

@@ -23,19 +23,11 @@ final class VendorLibraryTests: XCTestCase {
     var marker: String { root.file("constructor-ran") }
     var evil: String { outside + "/libevil.so" }
 
-    let environment = ["DAA_LIBRARY", VendorLibraryLocations.environmentVariable, "XDG_CONFIG_HOME", "AGRAPH_TEST_MARKER"]
-    var savedEnvironment: [String: String] = [:]
+    var environment: SavedEnvironment?
 
     override func setUpWithError() throws {
-        for name in environment {
-            if let v = getenv(name) { savedEnvironment[name] = String(cString: v) }
-            unsetenv(name)
-        }
-        guard FileManager.default.fileExists(atPath: DAATests.pluginPath),
-              FileManager.default.fileExists(atPath: DAATests.doublePath) else {
-            throw XCTSkip("libAGraphDAAPlugin.so / libTestDoubleDAA.so are not built; build with --build-tests")
-        }
-        guard DAATests.frames.count == 846 else { throw XCTSkip("ChannelCheck.ac4 is missing") }
+        environment = SavedEnvironment(["DAA_LIBRARY", VendorLibraryLocations.environmentVariable, "XDG_CONFIG_HOME", "AGRAPH_TEST_MARKER"])
+        try DAATests.requireFixtures()
         root = try TemporaryDirectory("agraph-vendor")
         for folder in [trusted, outside, graphs, config] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -47,9 +39,7 @@ final class VendorLibraryTests: XCTestCase {
     }
 
     override func tearDown() {
-        for name in environment {
-            if let v = savedEnvironment[name] { setenv(name, v, 1) } else { unsetenv(name) }
-        }
+        environment = nil
         root = nil
     }
 
@@ -57,9 +47,6 @@ final class VendorLibraryTests: XCTestCase {
     /// AGRAPH_TEST_MARKER: the proof that it was loaded. It also has the
     /// DAA interface's symbols, so that only the host can stop it.
     func buildEvilLibrary(at path: String) throws {
-        guard let compiler = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("no C compiler to build the fixture library")
-        }
         let source = root.file("evil.c")
         var c = """
             #include <stdio.h>
@@ -75,11 +62,7 @@ final class VendorLibraryTests: XCTestCase {
             c += "int dlb_decode_\(name)(void) { return 1000; }\n"
         }
         try c.write(toFile: source, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: compiler)
-        p.arguments = ["-shared", "-fPIC", "-o", path, source]
-        try p.run(); p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw XCTSkip("\(compiler) failed to build the fixture library") }
+        try CCompiler.sharedLibrary(path, [source])
     }
 
     var markerExists: Bool { FileManager.default.fileExists(atPath: marker) }
@@ -96,8 +79,7 @@ final class VendorLibraryTests: XCTestCase {
     }
 
     func validate(_ json: String, _ store: CaptureStore = CaptureStore(capacityFrames: 16)) -> Result<ValidatedGraph, GraphErrors> {
-        let (registry, _) = NodeRegistry.withPlugins(TestGraph.registry(["main": store]))
-        return GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: graphs + "/g.json", directory: graphs)
+        TestGraph.validate(json, registry: TestGraph.pluginRegistry(["main": store]).registry, file: graphs + "/g.json", directory: graphs)
     }
 
     /// The one error of a refused `library`, on the parameter; the marker absent.

@@ -13,28 +13,20 @@ import Glibc
 /// (the gain follows the sidechain) and walked by `agraph check-plugin`.
 final class DuckerTests: XCTestCase {
     static let ducker = "com.example.ducker"
-    var folder: TemporaryDirectory!
-    var savedPluginPath: String?
-    var buildFolder: String { PluginCatalog.defaultFolders(environment: nil).build.first ?? "." }
+    /// The AGRAPH_PLUGIN_PATH folder, holding the example plugin.
+    var folder: PluginFolder!
 
     override func setUpWithError() throws {
-        folder = try TemporaryDirectory("agraph-ducker")
-        savedPluginPath = getenv("AGRAPH_PLUGIN_PATH").map { String(cString: $0) }
-        setenv("AGRAPH_PLUGIN_PATH", folder.path, 1)
-        let source = buildFolder + "/libAGraphExamplePlugin.so"
-        guard FileManager.default.fileExists(atPath: source) else {
-            throw XCTSkip("libAGraphExamplePlugin.so is not built in \(buildFolder); build with --build-tests")
-        }
-        try FileManager.default.copyItem(atPath: source, toPath: folder.file("libAGraphExamplePlugin.so"))
+        folder = try PluginFolder("agraph-ducker")
+        try folder.install("libAGraphExamplePlugin.so")
     }
 
     override func tearDown() {
-        if let savedPluginPath { setenv("AGRAPH_PLUGIN_PATH", savedPluginPath, 1) } else { unsetenv("AGRAPH_PLUGIN_PATH") }
         folder = nil
     }
 
     func registry(_ stores: [String: CaptureStore] = [:]) -> NodeRegistry {
-        NodeRegistry.withPlugins(TestGraph.registry(stores)).registry
+        TestGraph.pluginRegistry(stores).registry
     }
 
     /// main (1 kHz, −6 dBFS, stereo, 1 s) → duck:in; sidechain tone → duck:sidechain; duck → cap.
@@ -51,16 +43,14 @@ final class DuckerTests: XCTestCase {
 
     func render(_ json: String, frames: Int = 96_000) throws -> CaptureStore {
         let store = CaptureStore(capacityFrames: frames + 1024)
-        let g = try GraphValidator(registry: registry(["main": store]))
-            .validate(bytes: Array(json.utf8), file: "inline.json", directory: folder.path).get()
+        let g = try folder.validate(json, registry(["main": store])).get()
         let compiled = try GraphCompiler.compile(g, maxFrames: 512)
         _ = OfflineRenderer(engine: compiled.engine).run(maxFrames: frames)
         return store
     }
 
     func errors(_ json: String) -> [Diagnostic] {
-        switch GraphValidator(registry: registry(["main": CaptureStore(capacityFrames: 1)]))
-            .validate(bytes: Array(json.utf8), file: "inline.json", directory: folder.path) {
+        switch folder.validate(json, registry(["main": CaptureStore(capacityFrames: 1)])) {
         case .success: XCTFail("validated"); return []
         case .failure(let e): return e.errors
         }
@@ -136,9 +126,8 @@ final class DuckerTests: XCTestCase {
     func testProcessAllocatesNothingWithTwoInputs() throws {
         try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
         let store = CaptureStore(capacityFrames: 2048)
-        let g = try GraphValidator(registry: registry(["main": store]))
-            .validate(bytes: Array(graph(sidechain: #"{"frequency": 200, "channels": 1}"#).replacingOccurrences(of: #", "duration": 1"#, with: "").utf8),
-                      file: "inline.json", directory: folder.path).get()
+        let json = graph(sidechain: #"{"frequency": 200, "channels": 1}"#).replacingOccurrences(of: #", "duration": 1"#, with: "")
+        let g = try folder.validate(json, registry(["main": store])).get()
         let compiled = try GraphCompiler.compile(g, maxFrames: 256)
         compiled.engine.render(frames: 256)
         let change = try compiled.change("duck.depth", 20)

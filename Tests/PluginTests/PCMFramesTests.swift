@@ -16,22 +16,16 @@ import Glibc
 /// the log, and the host's realtime log queue.
 final class PCMFramesTests: XCTestCase {
     static let typeID = "com.audiograph.pcm-frames"
-    var folder: TemporaryDirectory!
-    var savedPluginPath: String?
+    /// A folder for the graphs; AGRAPH_PLUGIN_PATH unset: the plugin comes from the build folder.
+    var folder: PluginFolder!
 
     override func setUpWithError() throws {
-        folder = try TemporaryDirectory("agraph-pcm-frames")
-        savedPluginPath = getenv("AGRAPH_PLUGIN_PATH").map { String(cString: $0) }
-        unsetenv("AGRAPH_PLUGIN_PATH")
-        let build = PluginCatalog.defaultFolders(environment: nil).build.first ?? "."
-        guard FileManager.default.fileExists(atPath: build + "/libAGraphPCMFramesPlugin.so") else {
-            throw XCTSkip("libAGraphPCMFramesPlugin.so is not built; build with --build-tests")
-        }
+        folder = try PluginFolder("agraph-pcm-frames", asPluginPath: false)
+        _ = try BuiltPlugins.path("libAGraphPCMFramesPlugin.so")
         _ = PluginLog.drain()
     }
 
     override func tearDown() {
-        if let savedPluginPath { setenv("AGRAPH_PLUGIN_PATH", savedPluginPath, 1) }
         folder = nil
     }
 
@@ -49,11 +43,9 @@ final class PCMFramesTests: XCTestCase {
     }
 
     func compile(_ json: String, _ store: CaptureStore, maxFrames: Int = 256) throws -> CompiledGraph {
-        var base = TestGraph.registry(["main": store])
-        base.register(PCMFrameSourceType())
-        let (registry, report) = NodeRegistry.withPlugins(base)
+        let (registry, report) = TestGraph.pluginRegistry(["main": store], adding: [PCMFrameSourceType()])
         XCTAssertNotNil(registry[Self.typeID], report.note)
-        let g = try GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "inline.json", directory: folder.path).get()
+        let g = try folder.validate(json, registry).get()
         return try GraphCompiler.compile(g, maxFrames: maxFrames)
     }
 
@@ -81,11 +73,8 @@ final class PCMFramesTests: XCTestCase {
     }
 
     func testMonoFramesAreDoubledAndTheLayoutComesFromTheParameter() throws {
-        var base = TestGraph.registry(["main": CaptureStore(capacityFrames: 16)])
-        base.register(PCMFrameSourceType())
-        let registry = NodeRegistry.withPlugins(base).registry
-        let g = try GraphValidator(registry: registry).validate(bytes: Array(graph(decoder: #""layout": "binaural""#).utf8),
-                                                               file: "inline.json", directory: folder.path).get()
+        let registry = TestGraph.pluginRegistry(["main": CaptureStore(capacityFrames: 16)], adding: [PCMFrameSourceType()]).registry
+        let g = try folder.validate(graph(decoder: #""layout": "binaural""#), registry).get()
         XCTAssertEqual(g.node("dec")?.outputFormat, StreamFormat(channels: 2, sampleRate: 48000, layout: .binaural))
         let store = CaptureStore(capacityFrames: 8000)
         _ = OfflineRenderer(engine: try compile(graph(source: #""frames": 4, "channels": 1"#), store).engine).run()
@@ -159,8 +148,7 @@ final class PCMFramesTests: XCTestCase {
     }
 
     func testPluginRenderNodesAreRouteAwareToo() throws {
-        let build = PluginCatalog.defaultFolders(environment: nil).build.first ?? "."
-        let catalog = PluginCatalog.load(pluginPath: [], buildFolders: [build])
+        let catalog = PluginCatalog.load(pluginPath: [], buildFolders: [BuiltPlugins.folder])
         let type = try XCTUnwrap(catalog.types.first { $0.descriptor.typeID == "com.example.ring-modulator" })
         var registry = TestGraph.registry(["main": CaptureStore(capacityFrames: 16)])
         registry.register(type)
@@ -169,7 +157,7 @@ final class PCMFramesTests: XCTestCase {
          "nodes": [{"id": "tone", "type": "test-tone"}, {"id": "rm", "type": "com.example.ring-modulator"}, {"id": "cap", "type": "capture"}],
          "links": [{"from": "tone", "to": "rm"}, {"from": "rm", "to": "cap"}]}
         """#
-        let g = try GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "inline.json", directory: "/tmp").get()
+        let g = try TestGraph.validate(json, registry: registry, directory: "/tmp").get()
         let node = try XCTUnwrap(try GraphCompiler.compile(g, maxFrames: 64).engine.node("rm"))
         XCTAssertNotNil(node as? OutputRouteAware)
         XCTAssertNotNil(node as? LatencyChangeNotifying)

@@ -13,35 +13,18 @@ import Glibc
 final class PluginTests: XCTestCase {
     static let ringModulator = "com.example.ring-modulator"
 
-    var folder: TemporaryDirectory!
-    var savedPluginPath: String?
+    /// The AGRAPH_PLUGIN_PATH folder, empty at the start of each test.
+    var folder: PluginFolder!
 
     /// The folder SwiftPM built the plugin products into: the test runner's.
-    var buildFolder: String { PluginCatalog.defaultFolders(environment: nil).build.first ?? "." }
+    var buildFolder: String { BuiltPlugins.folder }
 
     override func setUpWithError() throws {
-        folder = try TemporaryDirectory("agraph-plugins")
-        savedPluginPath = getenv("AGRAPH_PLUGIN_PATH").map { String(cString: $0) }
-        setenv("AGRAPH_PLUGIN_PATH", folder.path, 1)
+        folder = try PluginFolder("agraph-plugins")
     }
 
     override func tearDown() {
-        // Tests in other targets (the CLI ones) inherit the environment.
-        if let savedPluginPath { setenv("AGRAPH_PLUGIN_PATH", savedPluginPath, 1) } else { unsetenv("AGRAPH_PLUGIN_PATH") }
         folder = nil
-    }
-
-    /// Copies a built plugin product into the AGRAPH_PLUGIN_PATH folder.
-    func install(_ library: String) throws {
-        let source = buildFolder + "/" + library
-        guard FileManager.default.fileExists(atPath: source) else {
-            throw XCTSkip("\(library) is not built in \(buildFolder); build with --build-tests")
-        }
-        try FileManager.default.copyItem(atPath: source, toPath: folder.file(library))
-    }
-
-    func registry(_ stores: [String: CaptureStore] = [:]) -> (registry: NodeRegistry, report: PluginCatalog) {
-        NodeRegistry.withPlugins(TestGraph.registry(stores))
     }
 
     /// test-tone (1 kHz, −6 dBFS, stereo) → ring modulator → capture.
@@ -56,10 +39,6 @@ final class PluginTests: XCTestCase {
         """#
     }
 
-    func validate(_ json: String, _ registry: NodeRegistry) -> Result<ValidatedGraph, GraphErrors> {
-        GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "inline.json", directory: folder.path)
-    }
-
     func amplitude(_ s: [Float], _ hz: Double) -> Double {
         SignalAnalysis.goertzelMagnitude(s, sampleRate: 48000, frequency: hz)
     }
@@ -67,8 +46,8 @@ final class PluginTests: XCTestCase {
     // MARK: - Loading
 
     func testExamplePluginLoadsFromPluginPathWithItsParameters() throws {
-        try install("libAGraphExamplePlugin.so")
-        let (registry, report) = registry()
+        try folder.install("libAGraphExamplePlugin.so")
+        let (registry, report) = TestGraph.pluginRegistry()
         XCTAssertEqual(report.searchedFolders.first, folder.path, "AGRAPH_PLUGIN_PATH is searched first")
         XCTAssertTrue(report.searchedFolders.contains(buildFolder), "then the build's own products")
         let plugin = try XCTUnwrap(report.plugins.first { $0.typeIDs.contains(Self.ringModulator) })
@@ -104,10 +83,10 @@ final class PluginTests: XCTestCase {
     // MARK: - Rendering
 
     func testGraphValidatesAndRendersWithTheRingModulatorsEffect() throws {
-        try install("libAGraphExamplePlugin.so")
+        try folder.install("libAGraphExamplePlugin.so")
         let store = CaptureStore(capacityFrames: 96_000)
-        let (registry, _) = registry(["main": store])
-        let g = try validate(graph(), registry).get()
+        let (registry, _) = TestGraph.pluginRegistry(["main": store])
+        let g = try folder.validate(graph(), registry).get()
         XCTAssertEqual(g.node("rm")?.outputFormat, StreamFormat(channels: 2, sampleRate: 48000))
         let compiled = try GraphCompiler.compile(g, maxFrames: 512)
         let result = OfflineRenderer(engine: compiled.engine).run()
@@ -126,10 +105,10 @@ final class PluginTests: XCTestCase {
     }
 
     func testMixKeepsPartOfTheInput() throws {
-        try install("libAGraphExamplePlugin.so")
+        try folder.install("libAGraphExamplePlugin.so")
         let store = CaptureStore(capacityFrames: 48_000)
-        let (registry, _) = registry(["main": store])
-        let compiled = try GraphCompiler.compile(try validate(graph(mix: 0.5), registry).get(), maxFrames: 256)
+        let (registry, _) = TestGraph.pluginRegistry(["main": store])
+        let compiled = try GraphCompiler.compile(try folder.validate(graph(mix: 0.5), registry).get(), maxFrames: 256)
         _ = OfflineRenderer(engine: compiled.engine).run()
         let s = store.samples(0)
         let a = SignalAnalysis.linear(fromDBFS: -6)
@@ -138,10 +117,10 @@ final class PluginTests: XCTestCase {
     }
 
     func testLiveParameterChangeThroughTheEngine() throws {
-        try install("libAGraphExamplePlugin.so")
+        try folder.install("libAGraphExamplePlugin.so")
         let store = CaptureStore(capacityFrames: 96_000)
-        let (registry, _) = registry(["main": store])
-        let compiled = try GraphCompiler.compile(try validate(graph(seconds: nil), registry).get(), maxFrames: 480)
+        let (registry, _) = TestGraph.pluginRegistry(["main": store])
+        let compiled = try GraphCompiler.compile(try folder.validate(graph(seconds: nil), registry).get(), maxFrames: 480)
         let engine = compiled.engine
         for _ in 0..<100 { engine.render(frames: 480) }          // 1 s at 300 Hz
         try compiled.set("rm.frequency", 500)
@@ -161,10 +140,10 @@ final class PluginTests: XCTestCase {
 
     func testRenderAllocatesNothingAcrossTenThousandBlocks() throws {
         try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
-        try install("libAGraphExamplePlugin.so")
+        try folder.install("libAGraphExamplePlugin.so")
         let store = CaptureStore(capacityFrames: 1024)
-        let (registry, _) = registry(["main": store])
-        let compiled = try GraphCompiler.compile(try validate(graph(seconds: nil), registry).get(), maxFrames: 256)
+        let (registry, _) = TestGraph.pluginRegistry(["main": store])
+        let compiled = try GraphCompiler.compile(try folder.validate(graph(seconds: nil), registry).get(), maxFrames: 256)
         let engine = compiled.engine
         engine.render(frames: 256)   // warm-up: the Swift runtime instantiates metadata on first use
         let changes = try [("rm.frequency", 500.0), ("rm.mix", 0.3), ("rm.frequency", 120)].map { try compiled.change($0.0, $0.1) }
@@ -188,8 +167,8 @@ final class PluginTests: XCTestCase {
     // MARK: - Failures, reported
 
     func testPluginOfAnotherAbiMajorIsRefusedNamingBothVersions() throws {
-        try install("libAGraphTestAbiMismatchPlugin.so")
-        let (_, report) = registry()
+        try folder.install("libAGraphTestAbiMismatchPlugin.so")
+        let (_, report) = TestGraph.pluginRegistry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphTestAbiMismatchPlugin.so") }, report.note)
         let major = PluginCatalog.abiMajor
         XCTAssertEqual(failure.reason, "ABI \(major + 1).0, this agraph reads \(major).x")
@@ -200,7 +179,7 @@ final class PluginTests: XCTestCase {
     func testAFileThatIsNotELFIsRefusedBeforeDlopen() throws {
         let path = folder.file("libAGraphBroken.so")
         try String(repeating: "this is not an ELF shared object\n", count: 8).write(toFile: path, atomically: true, encoding: .utf8)
-        let (_, report) = registry()
+        let (_, report) = TestGraph.pluginRegistry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphBroken.so") }, report.note)
         XCTAssertEqual(failure.reason, "not an ELF file (no ELF magic at the start; 264 bytes)")
         XCTAssertTrue(report.note.contains("libAGraphBroken.so (not an ELF file"), report.note)
@@ -208,14 +187,16 @@ final class PluginTests: XCTestCase {
 
     func testLibraryThatDlopenRefusesIsReportedWithTheDlerrorText() throws {
         // A complete shared object that dlopen still refuses: it needs a library that does not exist.
-        let compiler = try cCompiler()
         let source = folder.file("needs.c"), library = folder.file("libAGraphNeedsMissing.so")
         try "int agraph_fixture_value(void) { return 1; }\n".write(toFile: source, atomically: true, encoding: .utf8)
-        try run(compiler, ["-shared", "-fPIC", "-o", library, source, "-L" + folder.path, "-Wl,--no-as-needed", "-lagraphmissing"],
-                creating: folder.file("libagraphmissing.so"))
+        // Linked against a stub that is removed afterwards: the link succeeds, the load fails.
+        let stub = folder.file("libagraphmissing.so")
+        try CCompiler.sharedLibrary(stub, ["-x", "c", "/dev/null"])
+        try CCompiler.sharedLibrary(library, [source, "-L" + folder.path, "-Wl,--no-as-needed", "-lagraphmissing"])
+        try FileManager.default.removeItem(atPath: stub)
         XCTAssertNil(dlopen(library, RTLD_NOW | RTLD_LOCAL))
         let expected = try XCTUnwrap(dlerror().map { String(cString: $0) })
-        let (_, report) = registry()
+        let (_, report) = TestGraph.pluginRegistry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphNeedsMissing.so") }, report.note)
         XCTAssertEqual(failure.reason, expected)
         XCTAssertTrue(failure.reason.contains("libagraphmissing.so"), failure.reason)
@@ -226,16 +207,16 @@ final class PluginTests: XCTestCase {
         let glibc = "/opt/swift/usr/lib/swift/linux/libswiftGlibc.so"
         try XCTSkipUnless(FileManager.default.fileExists(atPath: glibc))
         try FileManager.default.copyItem(atPath: glibc, toPath: folder.file("libAGraphNotAPlugin.so"))
-        let (_, report) = registry()
+        let (_, report) = TestGraph.pluginRegistry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphNotAPlugin.so") }, report.note)
         XCTAssertEqual(failure.reason, "does not export agraph_plugin_entry")
     }
 
     func testUnknownTypeIsAnErrorAndTheReportNamesTheSearchedFolders() throws {
-        try install("libAGraphTestAbiMismatchPlugin.so")
-        let (registry, report) = registry()
+        try folder.install("libAGraphTestAbiMismatchPlugin.so")
+        let (registry, report) = TestGraph.pluginRegistry()
         let json = #"{"format": "agraph/1", "nodes": [{"id": "x", "type": "com.example.missing"}, {"id": "n", "type": "null"}], "links": [{"from": "x", "to": "n"}]}"#
-        guard case .failure(let errors) = validate(json, registry) else { return XCTFail("an unknown type must not validate") }
+        guard case .failure(let errors) = folder.validate(json, registry) else { return XCTFail("an unknown type must not validate") }
         let d = try XCTUnwrap(errors.errors.first { $0.message.contains("com.example.missing") }, errors.description)
         XCTAssertEqual(d.nodeID, "x")
         XCTAssertTrue(d.message.contains("unknown node type"), d.message)
@@ -247,7 +228,7 @@ final class PluginTests: XCTestCase {
     }
 
     func testPluginTypeCannotReplaceABuiltInType() throws {
-        try install("libAGraphExamplePlugin.so")
+        try folder.install("libAGraphExamplePlugin.so")
         var base = NodeRegistry.builtIn
         let catalog = PluginCatalog.load()
         let type = try XCTUnwrap(catalog.types.first)
@@ -264,29 +245,6 @@ final class PluginTests: XCTestCase {
     }
 
     // MARK: - Damaged files and lying descriptors (issue 7, item 3)
-
-    /// The C compiler, or a skip.
-    func cCompiler() throws -> String {
-        guard let cc = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("no C compiler")
-        }
-        return cc
-    }
-
-    /// Runs `tool`; `creating`: a stub shared library built first (then
-    /// removed), for a link that must succeed now and fail at load time.
-    func run(_ tool: String, _ arguments: [String], creating stub: String? = nil) throws {
-        if let stub {
-            try run(tool, ["-shared", "-fPIC", "-o", stub, "-x", "c", "/dev/null"])
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = arguments
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw XCTSkip("\(tool) \(arguments.joined(separator: " ")) failed") }
-        if let stub { try FileManager.default.removeItem(atPath: stub) }
-    }
 
     /// A plugin search of `folders` only, run on another thread so that a
     /// search that blocks (a FIFO opened by dlopen) fails the test instead
@@ -316,8 +274,7 @@ final class PluginTests: XCTestCase {
     /// every command with SIGBUS inside dlopen. Now each cut is refused with
     /// the reason, and the process carries on.
     func testTruncatedLibraryIsRefusedWithTheReasonAndTheProcessSurvives() throws {
-        let source = buildFolder + "/libAGraphExamplePlugin.so"
-        guard FileManager.default.fileExists(atPath: source) else { throw XCTSkip("libAGraphExamplePlugin.so is not built") }
+        let source = try BuiltPlugins.path("libAGraphExamplePlugin.so")
         let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: source)))
         let size = bytes.count
         // Where the loadable segments end (the part dlopen maps; a debug
@@ -363,8 +320,7 @@ final class PluginTests: XCTestCase {
     /// ELF files for another class, byte order, machine or file type are
     /// named for what they are, without being mapped.
     func testELFForAnotherMachineOrTypeIsRefusedWithTheReason() throws {
-        let source = buildFolder + "/libAGraphExamplePlugin.so"
-        guard FileManager.default.fileExists(atPath: source) else { throw XCTSkip("libAGraphExamplePlugin.so is not built") }
+        let source = try BuiltPlugins.path("libAGraphExamplePlugin.so")
         let original = try XCTUnwrap(FileManager.default.contents(atPath: source))
         let host = original[original.startIndex + 18]   // e_machine, low byte (little-endian)
         let other: UInt8 = host == 62 ? 183 : 62
@@ -405,13 +361,8 @@ final class PluginTests: XCTestCase {
     /// fresh copy: a fresh load of the library), checking that it takes
     /// little time and memory.
     func loadHugeCounts(_ mode: String, file: StaticString = #filePath, line: UInt = #line) throws -> PluginCatalog {
-        let source = buildFolder + "/libAGraphTestHugeCountsPlugin.so"
-        guard FileManager.default.fileExists(atPath: source) else {
-            throw XCTSkip("libAGraphTestHugeCountsPlugin.so is not built; build with --build-tests")
-        }
+        try folder.install("libAGraphTestHugeCountsPlugin.so", in: mode)
         let dir = folder.file(mode)
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: source, toPath: dir + "/libAGraphTestHugeCountsPlugin.so")
         setenv("AGRAPH_TEST_HUGE_COUNTS", mode, 1)
         defer { unsetenv("AGRAPH_TEST_HUGE_COUNTS") }
         let before = residentBytes()
@@ -482,15 +433,14 @@ final class PluginTests: XCTestCase {
 final class PluginNamingTests: XCTestCase {
     func testAMisnamedPluginIsNamedInTheUnknownTypeMessage() throws {
         let dir = try TemporaryDirectory()
-        let built = PluginCatalog.defaultFolders(environment: nil).build.first ?? "."
-        try FileManager.default.copyItem(atPath: built + "/libAGraphExamplePlugin.so", toPath: dir.file("ringmod.so"))
+        try FileManager.default.copyItem(atPath: try BuiltPlugins.path("libAGraphExamplePlugin.so"), toPath: dir.file("ringmod.so"))
         let catalog = PluginCatalog.load(pluginPath: [dir.path], buildFolders: [])
         XCTAssertTrue(catalog.types.isEmpty, "a misnamed library is never opened")
         var registry = NodeRegistry.builtIn
         _ = registry.register(plugins: catalog)
         registry.unavailableNote = catalog.note
         let json = #"{"format": "agraph/1", "nodes": [{"id": "t", "type": "test-tone"}, {"id": "r", "type": "com.example.ring-modulator"}, {"id": "n", "type": "null"}], "links": [{"from": "t", "to": "r"}, {"from": "r", "to": "n"}]}"#
-        let result = GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "g.json", directory: dir.path)
+        let result = TestGraph.validate(json, registry: registry, file: "g.json", directory: dir.path)
         guard case .failure(let errors) = result else { return XCTFail("validates without the plugin") }
         let text = "\(errors)"
         XCTAssertTrue(text.contains("libAGraph*.so"), text)
