@@ -129,18 +129,6 @@ final class AC4RobustnessTests: XCTestCase {
         return standard
     }
 
-    /// A seeded generator (SplitMix64), so that every run damages alike.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     func channelCheck() throws -> [UInt8] {
         guard FileManager.default.fileExists(atPath: AC4Tests.channelCheckPath) else {
             XCTFail("ChannelCheck.ac4 is missing: expected at \(AC4Tests.channelCheckPath)")
@@ -168,7 +156,7 @@ final class AC4RobustnessTests: XCTestCase {
     func testSameResultAsReferenceOnRandomlyDamagedCopies() throws {
         let original = try channelCheck()
         let frames = AC4SyncFrameReader.readAll(original).frames
-        var rng = SeededGenerator(state: 0xAC4_2024)
+        var rng = SplitMix64(seed: 0xAC4_2024)
         var totals = (frames: 0, crcErrors: 0, tocErrors: 0, skipped: 0, partial: 0, plain: 0)
         for copy in 0..<48 {
             let first = Int.random(in: 0..<(frames.count - 60), using: &rng)
@@ -249,7 +237,7 @@ final class AC4RobustnessTests: XCTestCase {
     }
 
     func testRangeCRCEqualsDirectCRC() {
-        var rng = SeededGenerator(state: 7)
+        var rng = SplitMix64(seed: 7)
         let data = (0..<5000).map { _ in UInt8.random(in: 0...255, using: &rng) }
         data.withUnsafeBufferPointer { b in
             let table = AC4CRC16.RangeTable(b)

@@ -1,6 +1,7 @@
 import XCTest
 import OrderedCollections
 @testable import GraphFile
+import TestSupport
 
 final class JSONParserTests: XCTestCase {
 
@@ -453,18 +454,6 @@ final class JSONParserTests: XCTestCase {
 
     // MARK: Fuzzing
 
-    /// Deterministic SplitMix64.
-    private struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Line and column of `offset` computed independently of the parser (line breaks may only
     /// precede an error or a value if they were consumed as whitespace).
     private func referenceLocation(in bytes: [UInt8], offset: Int) -> SourceLocation {
@@ -511,7 +500,7 @@ final class JSONParserTests: XCTestCase {
     }
 
     func testFuzzRandomBytes() {
-        var random = SeededGenerator(state: 0xA0D1_06A9)
+        var random = SplitMix64(seed: 0xA0D1_06A9)
         let alphabet = Array("{}[],:\"\\/ \n\r\t0123456789-+.eEtrufalsn".utf8) + [0x00, 0xC3, 0xA9, 0xFF, 0xED, 0xF0, 0x9F]
         var successes = 0
         for _ in 0..<4000 {
@@ -539,7 +528,7 @@ final class JSONParserTests: XCTestCase {
         }
         """.utf8)
         XCTAssertTrue(checkParse(document))
-        var random = SeededGenerator(state: 42)
+        var random = SplitMix64(seed: 42)
         let interesting = Array("{}[],:\"\\ \n\r0-.eu".utf8) + [0xFF, 0xC3, 0xD8]
         var failures = 0
         for _ in 0..<4000 {
