@@ -10,20 +10,25 @@ import AC4
 import Foundation
 import FuzzSupport
 
-/// One input. [any thread]
-func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
-    let input = Array(bytes)
-    let result = AC4SyncFrameReader.readAll(input)
-    var previousEnd = 0
-    for frame in result.frames {
-        precondition(frame.wholeFrame.lowerBound >= previousEnd && frame.wholeFrame.upperBound <= input.count,
-                     "frame \(frame.index) at \(frame.wholeFrame) overlaps or leaves the input")
-        precondition(frame.payloadRange.lowerBound >= frame.wholeFrame.lowerBound
-                     && frame.payloadRange.upperBound <= frame.wholeFrame.upperBound, "payload outside its frame")
-        previousEnd = frame.wholeFrame.upperBound
+enum Target: FuzzTarget {
+    /// One input. [any thread]
+    static func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let input = Array(bytes)
+        let result = AC4SyncFrameReader.readAll(input)
+        var previousEnd = 0
+        for frame in result.frames {
+            precondition(frame.wholeFrame.lowerBound >= previousEnd && frame.wholeFrame.upperBound <= input.count,
+                         "frame \(frame.index) at \(frame.wholeFrame) overlaps or leaves the input")
+            precondition(frame.payloadRange.lowerBound >= frame.wholeFrame.lowerBound
+                         && frame.payloadRange.upperBound <= frame.wholeFrame.upperBound, "payload outside its frame")
+            previousEnd = frame.wholeFrame.upperBound
+        }
+        _ = result.index
+        _ = result.statistics.iFrameSpacing
     }
-    _ = result.index
-    _ = result.statistics.iFrameSpacing
+
+    /// The synthetic streams of Fuzz/seeds/ac4 (`fuzz-ac4 --write-seeds FOLDER`).
+    static var seeds: [String: [UInt8]] { seedStreams() }
 }
 
 /// Small synthetic streams for the seed corpus: valid frames with and
@@ -56,25 +61,3 @@ func seedStreams() -> [String: [UInt8]] {
         "sequence-gap.ac4": a + e + b,
     ]
 }
-
-#if AGRAPH_FUZZ
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    fuzzOne(UnsafeBufferPointer(start: data, count: size))
-    return 0
-}
-#else
-@main
-enum Replay {
-    static func main() {
-        let arguments = CommandLine.arguments
-        if arguments.count == 3, arguments[1] == "--write-seeds" {
-            for (name, bytes) in seedStreams() {
-                FileManager.default.createFile(atPath: arguments[2] + "/" + name, contents: Data(bytes))
-            }
-            exit(0)
-        }
-        exit(FuzzReplay.run(arguments, fuzzOne))
-    }
-}
-#endif

@@ -22,35 +22,24 @@ func split(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, cuts: UInt8) -> [Lin
     return lines + splitter.finish()
 }
 
-/// One input: the first byte picks the chunk sizes, the rest is console input. [any thread]
-func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let cuts = bytes.first else { return }
-    let input = UnsafeBufferPointer(rebasing: bytes.dropFirst())
-    for limit in [16, LineSplitter.defaultLimit] {
-        var whole = LineSplitter(limit: limit)
-        let lines = whole.feed(buffer: input) + whole.finish()
-        precondition(lines == split(input, limit: limit, cuts: cuts), "lines depend on the chunks")
-        for line in lines {
-            switch line {
-            case .text(let text):
-                precondition(text.utf8.count <= limit * 3, "a text line over the limit")
-                do { _ = try ControlLine.parse(text) } catch { precondition(!error.message.isEmpty) }
-            case .tooLong(let count, _):
-                precondition(count > limit, "a line within the limit reported too long")
+enum Target: FuzzTarget {
+    /// One input: the first byte picks the chunk sizes, the rest is console input. [any thread]
+    static func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let cuts = bytes.first else { return }
+        let input = UnsafeBufferPointer(rebasing: bytes.dropFirst())
+        for limit in [16, LineSplitter.defaultLimit] {
+            var whole = LineSplitter(limit: limit)
+            let lines = whole.feed(buffer: input) + whole.finish()
+            precondition(lines == split(input, limit: limit, cuts: cuts), "lines depend on the chunks")
+            for line in lines {
+                switch line {
+                case .text(let text):
+                    precondition(text.utf8.count <= limit * 3, "a text line over the limit")
+                    do { _ = try ControlLine.parse(text) } catch { precondition(!error.message.isEmpty) }
+                case .tooLong(let count, _):
+                    precondition(count > limit, "a line within the limit reported too long")
+                }
             }
         }
     }
 }
-
-#if AGRAPH_FUZZ
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    fuzzOne(UnsafeBufferPointer(start: data, count: size))
-    return 0
-}
-#else
-@main
-enum Replay {
-    static func main() { exit(FuzzReplay.run(CommandLine.arguments, fuzzOne)) }
-}
-#endif

@@ -9,26 +9,15 @@ import FuzzSupport
 
 let validator = GraphValidator(registry: .builtIn)
 
-/// One input. [main-thread]
-func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
-    let directory = fuzzScratchFolder ?? "/nonexistent-agraph-fuzz"
-    switch validator.validate(bytes: Array(bytes), file: "fuzz.json", directory: directory) {
-    case .success(let graph):
-        _ = graph.nodes.count
-    case .failure(let errors):
-        _ = "\(errors)"
+enum Target: FuzzTarget {
+    /// One input. [main-thread]
+    static func fuzzOne(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let directory = fuzzScratchFolder ?? "/nonexistent-agraph-fuzz"
+        switch validator.validate(bytes: Array(bytes), file: "fuzz.json", directory: directory) {
+        case .success(let graph):
+            _ = graph.nodes.count
+        case .failure(let errors):
+            _ = "\(errors)"
+        }
     }
 }
-
-#if AGRAPH_FUZZ
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    fuzzOne(UnsafeBufferPointer(start: data, count: size))
-    return 0
-}
-#else
-@main
-enum Replay {
-    static func main() { exit(FuzzReplay.run(CommandLine.arguments, fuzzOne)) }
-}
-#endif
