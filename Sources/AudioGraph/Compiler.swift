@@ -137,8 +137,12 @@ public enum GraphCompiler {
     ///   - maxFrames: the largest block the host will render.
     ///   - live: built to run live (file sinks record in place) rather than
     ///     offline (file sinks write a temporary file, renamed when complete).
+    ///   - configure: called with each runtime node right after it is made,
+    ///     before the engine prepares it (`OfflinePasses` hands analysing
+    ///     nodes their role this way).
     /// - Throws: `EngineError` when a node cannot be created (e.g. a file vanished since validation).
-    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, live: Bool = false) throws -> CompiledGraph {
+    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, live: Bool = false,
+                               configure: (ValidatedGraph.Node, any RenderNode) throws -> Void = { _, _ in }) throws -> CompiledGraph {
         var steps: [Engine.Step] = []
         let notices: [String]
         do { notices = try graph.createOutputFolders() } catch { throw EngineError("\(error)") }
@@ -155,6 +159,7 @@ public enum GraphCompiler {
             } catch {
                 throw EngineError(nodeID: node.id, "\(error)")
             }
+            try configure(node, made)
             steps.append(.init(id: node.id, node: made, inputs: node.inputs, inputPorts: node.inputSourcePorts,
                                outputChannelCounts: node.outputFormats.map(\.channels)))
         }

@@ -210,7 +210,9 @@ public final class ControlSurface: @unchecked Sendable {
             throw ControlError("no node '\(address.node)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
         }
         guard let i = node.descriptor.parameterIndex(named: address.parameter) else {
-            throw ControlError("'\(address.node)' (\(node.descriptor.typeID)) has no parameter '\(address.parameter)'")
+            let readings = (engine.node(address.node) as? MeasuringNode)?.readingNames.map(\.name) ?? []
+            throw ControlError("'\(address.node)' (\(node.descriptor.typeID)) has no parameter '\(address.parameter)'"
+                               + (readings.isEmpty ? "" : "; its readings (get): \(readings.joined(separator: ", "))"))
         }
         return node.descriptor.parameters[i]
     }
@@ -250,8 +252,18 @@ public final class ControlSurface: @unchecked Sendable {
     }
 
     /// A parameter's current value: the last one set, else the graph's.
+    /// For a node that measures (`MeasuringNode`, e.g. `loudness`), also
+    /// its readings by name: `get loud.integrated`.
     public func get(_ address: String) throws(ControlError) -> ParameterReading {
         let a = try ParameterAddress(parsing: address)
+        // A reading may take an index too (a meter's channel: `get m.peak[1]`).
+        if let node = graph.node(a.node), node.descriptor.parameterIndex(named: a.parameter) == nil,
+           let measuring = engine.node(a.node) as? MeasuringNode,
+           let v = measuring.reading(a.parameter + (a.element.map { "[\($0)]" } ?? "")) {
+            let unit = measuring.readingNames.first { $0.name == a.parameter }?.unit
+            let word = (v.isFinite ? formatFixed(v, 1) : (v < 0 ? "-inf" : "inf")) + (unit.map { " " + $0 } ?? "")
+            return ParameterReading(address: a, value: v, word: word)
+        }
         let p = try parameter(a)
         let value: Double
         do { value = try compiled.value(a.description) } catch { throw ControlError(error.description) }

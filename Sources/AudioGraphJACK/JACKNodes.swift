@@ -224,6 +224,8 @@ public struct JACKInType: NodeType {
     }
 
     public func isEndless(_ parameters: NodeParameters) -> Bool { true }
+    /// Live input cannot be played twice (no analysis pass over it).
+    public func isReplayable(_ parameters: NodeParameters) -> Bool { false }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
         guard let f = c.outputFormat else { throw EngineError(nodeID: c.nodeID, "no format") }

@@ -139,10 +139,23 @@ public protocol NodeType: Sendable {
     /// Whether a source with these parameters never ends (a tone without a
     /// duration, a looping file). [any thread]
     func isEndless(_ parameters: NodeParameters) -> Bool
+
+    /// Whether a node with these parameters must hear its whole input
+    /// before rendering it when the graph renders offline (its runtime node
+    /// is an `AnalysisPassNode`): the offline renderer then runs an
+    /// analysis pass first. Default false. [any thread]
+    func needsAnalysisPass(_ parameters: NodeParameters) -> Bool
+
+    /// Whether a source with these parameters plays the same stream again
+    /// when built again (a file, a tone): what an analysis pass needs.
+    /// False for live input. Default true. [any thread]
+    func isReplayable(_ parameters: NodeParameters) -> Bool
 }
 
 extension NodeType {
     public func isEndless(_ parameters: NodeParameters) -> Bool { false }
+    public func needsAnalysisPass(_ parameters: NodeParameters) -> Bool { false }
+    public func isReplayable(_ parameters: NodeParameters) -> Bool { true }
 }
 
 /// The node types a graph may use, by type id, in registration order.

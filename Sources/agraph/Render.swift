@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
 import AudioGraphPlugins
+import AudioGraphSndFile
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -53,27 +54,51 @@ struct Render: ParsableCommand {
             printError("agraph: \(graph): \(endless.joined(separator: ", ")) never end\(endless.count == 1 ? "s" : ""); give --duration SECONDS")
             throw ExitCode.failure
         }
+        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        let rate = g.sampleRate
+        let limit = try duration.map { d throws(FrameTime.OutOfRange) in try FrameTime.frames(seconds: d, sampleRate: rate) }
+        let known = knownSeconds(g)
+        let progress = ProgressBar(total: limit.map { l in min(Double(l) / rate, known ?? .infinity) } ?? known, enabled: !quiet)
+        let start = MonotonicClock.seconds()
         let compiled: CompiledGraph
         do {
             // -o: a file-out node added to the graph model, fed like the sink.
             let recorded = try output.map { try g.recording(to: $0, sink: sink) } ?? g
-            compiled = try GraphCompiler.compile(recorded, maxFrames: blockFrames)
+            // Nodes that must hear the whole input first (a loudness target)
+            // get their analysis passes here; nothing is written in them.
+            let passes = OfflinePasses.passCount(recorded)
+            var pass = 0
+            let made = try OfflinePasses.compile(
+                recorded, maxFrames: blockFrames, limit: limit,
+                shouldStop: { interruptRequested.load(ordering: .relaxed) },
+                progress: { p in
+                    if p.pass != pass {
+                        pass = p.pass
+                        progress.restart(label: "analysis \(p.pass)/\(passes)", total: progress.total)
+                    }
+                    progress.update(Double(p.frames) / rate)
+                })
+            guard let made else {
+                progress.finish()
+                printError("agraph: interrupted during the analysis pass; nothing was written")
+                throw ExitCode(130)
+            }
+            compiled = made
+            if passes > 0 { progress.restart(label: "render", total: progress.total) }
+        } catch let e as ExitCode {
+            throw e
         } catch {
+            progress.finish()
             printError("agraph: \(graph): \(error)")
             throw ExitCode.failure
         }
+        progress.finish()
         for n in compiled.notices { printError("agraph: \(n)") }
-        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
-
-        let rate = g.sampleRate
-        let limit = try duration.map { d throws(FrameTime.OutOfRange) in try FrameTime.frames(seconds: d, sampleRate: rate) }
-        let progress = ProgressReporter(total: limit, sampleRate: rate, enabled: !quiet)
-        let start = MonotonicClock.seconds()
         let result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
             maxFrames: limit,
             shouldStop: { interruptRequested.load(ordering: .relaxed) },
-            progress: { progress.update($0) })
+            progress: { progress.update(Double($0) / rate) })
         let elapsed = MonotonicClock.seconds() - start
         progress.finish()
         for e in result.finishErrors { printError("agraph: \(e)") }
@@ -106,50 +131,22 @@ func writesFiles(_ g: ValidatedGraph) -> Bool {
     g.nodes.contains { n in n.descriptor.parameters.contains { $0.type == .outputPath && n.parameters.string($0.name) != nil } }
 }
 
-/// A progress bar on a terminal, plain lines otherwise (stderr).
-final class ProgressReporter {
-    let total: Int?
-    let sampleRate: Double
-    let enabled: Bool
-    let isTerminal = isatty(STDERR_FILENO) == 1
-    let started = MonotonicClock.seconds()
-    lazy var lastPrint = started
-    var lastFrames = 0
-
-    init(total: Int?, sampleRate: Double, enabled: Bool) {
-        self.total = total
-        self.sampleRate = sampleRate
-        self.enabled = enabled
-    }
-
-    func update(_ frames: Int) {
-        lastFrames = frames
-        guard enabled else { return }
-        let now = MonotonicClock.seconds()
-        let interval = isTerminal ? 0.1 : 2.0
-        guard now - lastPrint >= interval else { return }
-        lastPrint = now
-        let seconds = Double(frames) / sampleRate
-        let speed = seconds / max(now - started, 1e-9)
-        if isTerminal {
-            var line = "\r"
-            if let total, total > 0 {
-                let fraction = min(Double(frames) / Double(total), 1)
-                let width = 30
-                let filled = Int(fraction * Double(width))
-                line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
-                line += "\(formatFixed(seconds, 1)) / \(formatFixed(Double(total) / sampleRate, 1)) s"
-            } else {
-                line += "\(formatFixed(seconds, 1)) s"
-            }
-            line += "  \(formatFixed(speed, 0))x "
-            writeStderr(line)
+/// The seconds a render of `g` will last when every source says how long
+/// it is (a tone's `duration`, a `file`'s length less its `start`): the
+/// longest of them. nil when a source's length is not known. [main-thread]
+func knownSeconds(_ g: ValidatedGraph) -> Double? {
+    var longest = 0.0
+    for n in g.nodes where n.inputs.isEmpty {
+        if let seconds = n.parameters.number("duration") {
+            longest = max(longest, seconds)
+        } else if n.descriptor.typeID == "file", n.parameters.boolean("loop") != true, let path = n.parameters.string("path"),
+                  let file = try? SoundFile(reading: GraphPaths.resolve(path, against: g.directory)), file.isLengthKnown {
+            let seconds = Double(file.frames) / file.sampleRate - (n.parameters.number("start") ?? 0)
+            try? file.close()
+            longest = max(longest, seconds)
         } else {
-            writeStderr("progress: \(formatFixed(seconds, 1)) s rendered, \(formatFixed(speed, 0))x real time\n")
+            return nil
         }
     }
-
-    func finish() {
-        if enabled && isTerminal && lastPrint > started { writeStderr("\n") }
-    }
+    return longest
 }

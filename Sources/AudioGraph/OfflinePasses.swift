@@ -1,0 +1,159 @@
+import AudioGraphNodes
+
+/// Offline rendering of graphs whose nodes must hear their whole input
+/// first (a `loudness` node normalizing to a target): the analysis passes,
+/// then the graph compiled for the final render with their results.
+///
+/// How it works (the node side is `AnalysisPassNode`, the type side
+/// `NodeType.needsAnalysisPass`):
+/// - A node that needs an analysis pass is analysed in pass `k`, where `k`
+///   counts the analysing nodes on the longest path from a source to it,
+///   itself included: usually one pass, more only when one analysing node
+///   feeds another.
+/// - Pass `k` builds, fresh, only the nodes that feed the pass's analysing
+///   nodes (their ancestors), plus a `null` sink behind each, and renders
+///   them to the end (or to `limit`). Analysing nodes of earlier passes get
+///   their results; nothing downstream (files, ports) is built, so nothing
+///   is written. Building the nodes again is what rewinds the sources: a
+///   file opens at its start, a tone starts at phase 0.
+/// - The final compile builds the whole graph once more and hands every
+///   analysing node its result before the engine prepares it.
+/// - A source that cannot be played twice (`isReplayable` false: live
+///   input) feeding an analysing node is an error, before anything runs.
+///
+/// [main-thread]
+public enum OfflinePasses {
+    /// Where the passes are: `pass` of `passes` analysis passes, and the
+    /// frames rendered so far in it.
+    public struct Progress: Sendable {
+        public var pass: Int
+        public var passes: Int
+        public var frames: Int
+    }
+
+    /// For each node of `graph`, the analysis pass it is analysed in (1…),
+    /// or 0 when it needs none (offline).
+    public static func analysisLevels(_ graph: ValidatedGraph) -> [Int] {
+        var depth: [Int] = []
+        var level: [Int] = []
+        for n in graph.nodes {
+            var d = n.inputs.map { $0 < depth.count ? depth[$0] : 0 }.max() ?? 0
+            if n.type.needsAnalysisPass(n.parameters) {
+                d += 1
+                level.append(d)
+            } else {
+                level.append(0)
+            }
+            depth.append(d)
+        }
+        return level
+    }
+
+    /// How many analysis passes an offline render of `graph` makes.
+    public static func passCount(_ graph: ValidatedGraph) -> Int {
+        analysisLevels(graph).max() ?? 0
+    }
+
+    /// Runs the analysis passes `graph` needs (none: nothing is rendered)
+    /// and compiles it for the final render, every analysing node given
+    /// its result. The notices of the compiled graph say what each
+    /// analysing node found and does (e.g. the gain applied).
+    /// - Parameters:
+    ///   - limit: frames to render at most in each pass (the render's
+    ///     duration), nil: to the end of the streams.
+    ///   - progress: between blocks of the analysis passes.
+    /// - Returns: nil when `shouldStop` stopped an analysis pass.
+    /// - Throws: `EngineError` when a node cannot be made, a source cannot
+    ///   be replayed, or an analysis pass failed (its errors).
+    public static func compile(_ graph: ValidatedGraph, maxFrames: Int, limit: Int? = nil,
+                               shouldStop: () -> Bool = { false },
+                               progress: (Progress) -> Void = { _ in }) throws -> CompiledGraph? {
+        let levels = analysisLevels(graph)
+        let passes = levels.max() ?? 0
+        var results: [String: any Sendable] = [:]
+        if passes > 0 { try checkReplayable(graph, levels: levels) }
+        for pass in stride(from: 1, through: passes, by: 1) {
+            let sub = analysisGraph(graph, levels: levels, pass: pass)
+            let compiled = try GraphCompiler.compile(sub, maxFrames: maxFrames) { node, made in
+                guard node.type.needsAnalysisPass(node.parameters) else { return }
+                guard let analysing = made as? AnalysisPassNode else {
+                    throw EngineError(nodeID: node.id, "its type asks for an analysis pass but its node cannot take part in one")
+                }
+                if let r = results[node.id] {
+                    _ = try analysing.useAnalysis(r)
+                } else {
+                    analysing.beginAnalysis()
+                }
+            }
+            let result = OfflineRenderer(engine: compiled.engine, blockFrames: maxFrames).run(
+                maxFrames: limit, shouldStop: shouldStop,
+                progress: { progress(Progress(pass: pass, passes: passes, frames: $0)) })
+            if result.ending == .interrupted { return nil }
+            if result.ending == .failed || !result.finishErrors.isEmpty {
+                throw EngineError("the analysis pass failed: " + result.finishErrors.joined(separator: "; "))
+            }
+            for (i, n) in graph.nodes.enumerated() where levels[i] == pass {
+                guard let node = compiled.engine.node(n.id) as? AnalysisPassNode else { continue }
+                results[n.id] = node.analysisResult()
+            }
+        }
+        var lines: [String] = []
+        let compiled = try GraphCompiler.compile(graph, maxFrames: maxFrames) { node, made in
+            guard let r = results[node.id], let analysing = made as? AnalysisPassNode else { return }
+            if let line = try analysing.useAnalysis(r) { lines.append(line) }
+        }
+        return CompiledGraph(graph: compiled.graph, engine: compiled.engine, notices: compiled.notices + lines)
+    }
+
+    /// Refuses live input (or any source that cannot be played twice)
+    /// upstream of an analysing node.
+    static func checkReplayable(_ graph: ValidatedGraph, levels: [Int]) throws {
+        for (i, n) in graph.nodes.enumerated() where levels[i] > 0 {
+            for a in ancestors(graph, of: [i]).sorted() where graph.nodes[a].inputs.isEmpty {
+                let source = graph.nodes[a]
+                if !source.type.isReplayable(source.parameters) {
+                    throw EngineError(nodeID: n.id, "it needs the whole input before rendering (an analysis pass), but its source '\(source.id)' (\(source.descriptor.typeID)) is live input, which cannot be played twice; render a recording of it, or use normalize \"follow\"")
+                }
+            }
+        }
+    }
+
+    /// The nodes `roots` and every node feeding them, as indices.
+    static func ancestors(_ graph: ValidatedGraph, of roots: [Int]) -> Set<Int> {
+        var seen = Set<Int>()
+        var stack = roots
+        while let i = stack.popLast() {
+            guard seen.insert(i).inserted else { continue }
+            stack += graph.nodes[i].inputs
+        }
+        return seen
+    }
+
+    /// The part of `graph` that pass `pass` renders: the pass's analysing
+    /// nodes and their ancestors, in the graph's order, each analysing node
+    /// followed by a `null` sink.
+    static func analysisGraph(_ graph: ValidatedGraph, levels: [Int], pass: Int) -> ValidatedGraph {
+        let roots = graph.nodes.indices.filter { levels[$0] == pass }
+        let keep = ancestors(graph, of: roots)
+        var newIndex: [Int: Int] = [:]
+        var nodes: [ValidatedGraph.Node] = []
+        for (i, n) in graph.nodes.enumerated() where keep.contains(i) {
+            var m = n
+            m.inputs = n.inputs.map { newIndex[$0] ?? 0 }
+            newIndex[i] = nodes.count
+            nodes.append(m)
+        }
+        for r in roots {
+            let n = graph.nodes[r]
+            guard let index = newIndex[r], let format = n.outputFormats.first else { continue }
+            var id = "\(n.id).analysis"
+            while graph.node(id) != nil { id += "_" }
+            nodes.append(ValidatedGraph.Node(id: id, type: NullType(), parameters: NodeParameters(), inputs: [index],
+                                             inputSourcePorts: [0], inputFormats: [format], inputPorts: ["in"]))
+        }
+        var g = graph
+        g.nodes = nodes
+        g.links = []
+        return g
+    }
+}

@@ -1,0 +1,37 @@
+/// A node that must hear its whole input before it renders it: offline
+/// normalization to a loudness target measures the program first, then
+/// applies one exact gain.
+///
+/// How an offline render runs such a graph (`OfflinePasses` in the
+/// `AudioGraph` module; see docs/processing/loudness.md):
+/// 1. **Analysis pass.** Only the nodes that feed the analysing nodes are
+///    built, fresh; each analysing node gets `beginAnalysis()` before the
+///    engine prepares it, then the pass renders to the end of the stream
+///    (or the render's duration) with nothing written anywhere.
+/// 2. **Final pass.** The whole graph is built again from scratch, so every
+///    source starts over from its beginning ("rewinds") and every node from
+///    its initial state; each analysing node gets the result of its
+///    analysis through `useAnalysis(_:)` before the engine prepares it, and
+///    the render goes on as usual.
+///
+/// An analysing node downstream of another one is analysed in a later pass,
+/// after its upstream node's result is known. A source that cannot be
+/// played twice (live input) cannot feed an analysing node: the node type
+/// says so with `NodeType.isReplayable`, and rendering stops with an error
+/// before anything runs.
+///
+/// Live, nothing calls these methods: the node must work without them (a
+/// `loudness` node follows the loudness instead).
+public protocol AnalysisPassNode: RenderNode {
+    /// Makes this instance measure only: its output is its input unchanged.
+    /// [main-thread, before `prepare`]
+    func beginAnalysis()
+    /// What the analysis pass measured, once it has ended.
+    /// [main-thread, after rendering stopped]
+    func analysisResult() -> any Sendable
+    /// Gives a fresh instance (of the final pass) what the analysis pass of
+    /// the same node measured. Returns a line for the user (e.g. the gain
+    /// applied), or nil. Throws when the result cannot be used.
+    /// [main-thread, before `prepare`]
+    func useAnalysis(_ result: any Sendable) throws -> String?
+}
