@@ -1,0 +1,122 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `agraph analyze` and loudness normalization through `agraph render`, run
+/// as a user would.
+final class AnalyzeTests: XCTestCase {
+    static let repoRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    func agraph(_ arguments: [String]) throws -> Run {
+        let (path, searched) = locateAgraph()
+        guard let path else { throw XCTSkip("agraph not found next to the test bundle (searched \(searched))") }
+        let dir = try TemporaryDirectory()
+        let outPath = dir.file("stdout"), errPath = dir.file("stderr")
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = arguments
+        p.currentDirectoryURL = Self.repoRoot
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        p.waitUntilExit()
+        try out.close()
+        try err.close()
+        XCTAssertEqual(p.terminationReason, .exit, "agraph \(arguments) was killed by a signal")
+        return Run(status: p.terminationStatus, stdout: try String(contentsOfFile: outPath, encoding: .utf8),
+                   stderr: try String(contentsOfFile: errPath, encoding: .utf8))
+    }
+
+    /// A stereo 1 kHz sine at `dBFS` in both channels (EBU Tech 3341 case 1
+    /// at -23: -23 LUFS), 48 kHz float WAV.
+    func sineFile(_ path: String, dBFS: Double, seconds: Double, right: Double? = nil) throws {
+        let frames = Int(seconds * 48_000)
+        let l = Synth.sine(frequency: 1000, amplitude: pow(10, dBFS / 20), sampleRate: 48_000, frames: frames)
+        let r = Synth.sine(frequency: 1000, amplitude: pow(10, (right ?? dBFS) / 20), sampleRate: 48_000, frames: frames)
+        var samples = [Float](repeating: 0, count: 2 * frames)
+        for i in 0..<frames {
+            samples[2 * i] = l[i]
+            samples[2 * i + 1] = r[i]
+        }
+        try writeSoundFile(path, format: .wavFloat32, channels: 2, sampleRate: 48_000, samples: samples)
+    }
+
+    static let keys: Set<String> = ["integratedLUFS", "loudnessRangeLU", "truePeakDBTP", "samplePeakDBFS", "channels", "durationSeconds"]
+
+    func testJSONHasExactlyTheKeysAndTheMeasurements() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("tone.wav")
+        try sineFile(path, dBFS: -23, seconds: 10, right: -29)
+        let run = try agraph(["analyze", path, "--json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], run.stdout)
+        XCTAssertEqual(Set(object.keys), Self.keys)
+        // -23 and -29 dBFS sines: 10·log10((10^-2.3 + 10^-2.9) / 2) + 3.01 ≈ -24.97 LUFS.
+        let expected = 10 * log10((pow(10, -2.3) + pow(10, -2.9)) / 2)
+        XCTAssertEqual(object["integratedLUFS"] as? Double ?? .nan, expected, accuracy: 0.1)
+        XCTAssertEqual(object["loudnessRangeLU"] as? Double ?? .nan, 0, accuracy: 0.1)
+        XCTAssertEqual(object["samplePeakDBFS"] as? Double ?? .nan, -23, accuracy: 0.01)
+        XCTAssertEqual(object["truePeakDBTP"] as? Double ?? .nan, -23, accuracy: 0.1)
+        XCTAssertEqual(object["durationSeconds"] as? Double ?? .nan, 10, accuracy: 1e-6)
+        let channels = try XCTUnwrap(object["channels"] as? [[String: Any]])
+        XCTAssertEqual(channels.count, 2)
+        XCTAssertEqual(channels.map { $0["label"] as? String }, ["L", "R"])
+        // A sine's RMS is its peak − 3.01 dB.
+        XCTAssertEqual(channels[0]["rmsDBFS"] as? Double ?? .nan, -23 - 3.01, accuracy: 0.02)
+        XCTAssertEqual(channels[1]["rmsDBFS"] as? Double ?? .nan, -29 - 3.01, accuracy: 0.02)
+        XCTAssertEqual(channels[1]["peakDBFS"] as? Double ?? .nan, -29, accuracy: 0.01)
+        XCTAssertEqual(run.stderr, "", "no progress lines for a short file off a terminal")
+    }
+
+    func testFilesThatCannotBeAnalysedAreNamedAndTheOthersStillAnalysed() throws {
+        let dir = try TemporaryDirectory()
+        let good = dir.file("good.wav"), missing = dir.file("missing.wav"), garbage = dir.file("garbage.wav")
+        try sineFile(good, dBFS: -23, seconds: 5)
+        try Data("not audio at all".utf8).write(to: URL(fileURLWithPath: garbage))
+        let run = try agraph(["analyze", missing, good, garbage, "--json"])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains(missing), run.stderr)
+        XCTAssertTrue(run.stderr.contains(garbage), run.stderr)
+        XCTAssertTrue(run.stderr.contains("2 of 3 files could not be analysed"), run.stderr)
+        let array = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [Any], run.stdout)
+        XCTAssertEqual(array.count, 3)
+        XCTAssertTrue(array[0] is NSNull)
+        XCTAssertTrue(array[2] is NSNull)
+        let object = try XCTUnwrap(array[1] as? [String: Any])
+        XCTAssertEqual(Set(object.keys), Self.keys)
+        XCTAssertEqual(object["integratedLUFS"] as? Double ?? .nan, -23, accuracy: 0.1)
+
+        let text = try agraph(["analyze", good, missing])
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.stdout.contains("integrated   -23.0 LUFS"), text.stdout)
+        XCTAssertTrue(text.stderr.contains("\(missing): cannot analyse"), text.stderr)
+    }
+
+    /// `agraph render` of the example graph normalizes in two passes; the
+    /// file written measures -23 LUFS with `agraph analyze`.
+    func testRenderNormalizesTheExampleGraph() throws {
+        try FileManager.default.createDirectory(at: Self.repoRoot.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let dir = try TemporaryDirectory()
+        let output = dir.file("normalized.wav")
+        let render = try agraph(["render", "Graphs/loudness.json", "-o", output])
+        XCTAssertEqual(render.status, 0, render.stderr)
+        XCTAssertTrue(render.stderr.contains("'norm': measured"), render.stderr)
+        let run = try agraph(["analyze", output, "--json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], run.stdout)
+        XCTAssertEqual(object["integratedLUFS"] as? Double ?? .nan, -23, accuracy: 0.1)
+        XCTAssertEqual(object["durationSeconds"] as? Double ?? .nan, 20, accuracy: 0.001)
+    }
+}
