@@ -595,8 +595,9 @@ final class TestDoubleLibrary {
 }
 
 /// The DAA plugin's own instance extension, org.audiograph.daa.diagnostics/1
-/// (Plugins/DAAPlugin/daa_plugin.h): the last error, the measured latency,
-/// where that latency came from, and the library in use ("" or 0 without it).
+/// (Plugins/DAAPlugin/include/daa_plugin.h): the last error, the measured
+/// latency, where that latency came from, and the library in use ("" or 0
+/// without it).
 extension ABIPluginInstance {
     private func diagnostic<F>(_ index: Int, _: F.Type) -> F? {
         guard let d = pluginExtension("org.audiograph.daa.diagnostics/1") else { return nil }
