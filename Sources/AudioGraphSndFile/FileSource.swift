@@ -1,6 +1,7 @@
 import AudioGraphCore
 import Synchronization
 import AudioGraphNodeAPI
+import AudioGraphProcessing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,19 @@ import Glibc
 /// Vorbis/Opus, MP3 and whatever else the installed libsndfile reads).
 /// Reading happens on the worker thread; the audio thread takes frames from
 /// a ring.
-public struct FileSourceType: NodeType {
+///
+/// A file at another rate than the graph's (`resample`):
+/// - `auto` (default): converted to the graph's rate on the worker thread,
+///   between the file and the ring, with libsoxr at `quality`. libsoxr's
+///   output is time-aligned and flushed at the end, so the stream is
+///   exactly `round(frames × graphRate / fileRate)` frames long and adds no
+///   latency; `start`, `seek` and `loop` work as at the graph's rate.
+/// - `off`: a rate mismatch is a validation error.
+/// - `native`: the file plays at its own rate, as a *rate island* (see
+///   `ResampleType`): each block carries the frames falling due in it, and
+///   a `resample` node brings the branch back to the graph's rate. Only
+///   for rates below the graph's.
+public struct FileSourceType: NodeType, RateConversionReporting {
     public init() {}
 
     public let descriptor = NodeDescriptor(
@@ -24,6 +37,10 @@ public struct FileSourceType: NodeType {
                   "How much audio the ring between the reader and the audio thread holds."),
             .init("onError", .choice(["fail", "skip"]), default: .string("fail"),
                   "A decoding error or a truncated file: fail (report it with the position, and the render exits non-zero) or skip (report it as a warning; the source ends there and the render goes on)."),
+            .init("resample", .choice(["auto", "off", "native"]), default: .string("auto"),
+                  "A file at another rate than the graph's: auto (convert it to the graph's rate on the reader thread, libsoxr), off (refuse it), native (play it at its own rate, below the graph's, as a rate island for a resample node)."),
+            .init("quality", .choice(ResampleQuality.names), default: .string("high"),
+                  "The conversion's quality, as the resample node's: quick, low, medium, high (20-bit), very-high (28-bit)."),
         ],
         domain: .background)
 
@@ -46,8 +63,23 @@ public struct FileSourceType: NodeType {
                                           channels: file.channels, parameter: "bufferTime") {
             c.error(parameter: "bufferTime", problem)
         }
+        var rate = c.sampleRate
         if file.sampleRate != c.sampleRate {
-            c.error(parameter: "path", "\(path) is at \(Int(file.sampleRate)) Hz but the graph runs at \(Int(c.sampleRate)) Hz, and resampling is not available yet: set the graph's \"sampleRate\" to \(Int(file.sampleRate)) or convert the file (e.g. sox \(full) -r \(Int(c.sampleRate)) converted.flac)")
+            let quality = ResampleQuality(rawValue: c.parameters.string("quality") ?? "high") ?? .high
+            switch c.parameters.string("resample") ?? "auto" {
+            case "off":
+                c.error(parameter: "path", "\(path) is at \(Int(file.sampleRate)) Hz but the graph runs at \(Int(c.sampleRate)) Hz, and \"resample\" is \"off\": set \"resample\": \"auto\" to convert it while playing, set the graph's \"sampleRate\" to \(Int(file.sampleRate)), or convert the file (e.g. sox \(full) -r \(Int(c.sampleRate)) converted.flac)")
+            case "native":
+                if file.sampleRate > c.sampleRate {
+                    c.error(parameter: "resample", "\(path) is at \(Int(file.sampleRate)) Hz, above the graph's \(Int(c.sampleRate)) Hz: a stream inside the graph runs at the graph's rate or below; use \"resample\": \"auto\" to convert it in the reader")
+                } else {
+                    rate = file.sampleRate
+                }
+            default:
+                if let problem = Resampler.problem(from: file.sampleRate, to: c.sampleRate, channels: file.channels, quality: quality) {
+                    c.error(parameter: "path", "\(path): \(problem)")
+                }
+            }
         }
         if let start = c.parameters.number("start"), start > 0, file.isLengthKnown {
             let length = Double(file.frames) / file.sampleRate
@@ -58,7 +90,24 @@ public struct FileSourceType: NodeType {
         if file.isLengthKnown && file.frames == 0 && c.parameters.boolean("loop") == true {
             c.error(parameter: "loop", "\(path) is empty and cannot loop")
         }
-        return StreamFormat(channels: file.channels, sampleRate: c.sampleRate, layout: file.layout)
+        return StreamFormat(channels: file.channels, sampleRate: rate, layout: file.layout)
+    }
+
+    public func rateConversion(parameters: NodeParameters, inputFormats: [StreamFormat], outputFormats: [StreamFormat],
+                               graphRate: Double, directory: String) -> String? {
+        guard let path = parameters.string("path"),
+              let file = try? SoundFile(reading: GraphPaths.resolve(path, against: directory)) else { return nil }
+        defer { try? file.close() }
+        guard file.sampleRate != graphRate else { return nil }
+        let from = Int(file.sampleRate)
+        switch parameters.string("resample") ?? "auto" {
+        case "native":
+            return "plays \(path) at its own \(from) Hz: a rate island below the graph's \(Int(graphRate)) Hz (a resample node brings it back)"
+        case "off":
+            return nil
+        default:
+            return "converts \(path) \(from) → \(Int(graphRate)) Hz (libsoxr, quality \(parameters.string("quality") ?? "high"), on the reader thread)"
+        }
     }
 
     public func isEndless(_ p: NodeParameters) -> Bool { p.boolean("loop") == true }
@@ -69,8 +118,26 @@ public struct FileSourceType: NodeType {
         let startFrame = try FrameTime.frames(seconds: c.parameters.number("start") ?? 0, sampleRate: file.sampleRate)
         if startFrame > 0 { try file.seek(toFrame: startFrame) }
         let capacity = try FrameTime.frames(seconds: c.parameters.number("bufferTime") ?? 0.5, sampleRate: c.sampleRate)
+        var converter: Resampler?
+        var pacer: RatePacer?
+        if file.sampleRate != c.sampleRate {
+            switch c.parameters.string("resample") ?? "auto" {
+            case "native":
+                pacer = RatePacer(rate: Int(file.sampleRate), graphRate: Int(c.sampleRate))
+            case "off":
+                throw EngineError(nodeID: c.nodeID, "\(path) is at \(Int(file.sampleRate)) Hz, the graph at \(Int(c.sampleRate)) Hz, and \"resample\" is \"off\"")
+            default:
+                let quality = ResampleQuality(rawValue: c.parameters.string("quality") ?? "high") ?? .high
+                do {
+                    converter = try Resampler(from: file.sampleRate, to: c.sampleRate, channels: file.channels, quality: quality)
+                } catch {
+                    throw EngineError(nodeID: c.nodeID, error.message)
+                }
+            }
+        }
         return FileSourceNode(nodeID: c.nodeID, file: file, loop: c.parameters.boolean("loop") ?? false,
-                              capacityFrames: capacity, skipErrors: c.parameters.string("onError") == "skip")
+                              capacityFrames: capacity, skipErrors: c.parameters.string("onError") == "skip",
+                              graphRate: c.sampleRate, converter: converter, pacer: pacer)
     }
 }
 
@@ -81,16 +148,25 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
     let loop: Bool
     let capacityFrames: Int
     let skipErrors: Bool
+    let graphRate: Double
+    /// `resample: "auto"` at another rate: the reader's converter.
+    let converter: Resampler?
+    /// `resample: "native"` at another rate: paces the rate island.
+    var pacer: RatePacer?
     var feed: FeedRing?
     var reader: FileReaderJob?
     var output: AudioBus?
 
-    init(nodeID: String, file: SoundFile, loop: Bool, capacityFrames: Int, skipErrors: Bool) {
+    init(nodeID: String, file: SoundFile, loop: Bool, capacityFrames: Int, skipErrors: Bool,
+         graphRate: Double, converter: Resampler? = nil, pacer: RatePacer? = nil) {
         self.nodeID = nodeID
         self.file = file
         self.loop = loop
         self.capacityFrames = capacityFrames
         self.skipErrors = skipErrors
+        self.graphRate = graphRate
+        self.converter = converter
+        self.pacer = pacer
     }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
@@ -98,12 +174,20 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
         let ring = FeedRing(channels: file.channels, capacityFrames: max(capacityFrames, 2 * context.maxFrames),
                             maxFrames: context.maxFrames)
         feed = ring
-        reader = FileReaderJob(nodeID: nodeID, file: file, loop: loop, feed: ring, skipErrors: skipErrors)
+        reader = FileReaderJob(nodeID: nodeID, file: file, loop: loop, feed: ring, skipErrors: skipErrors, converter: converter)
     }
 
     func render(frames: Int) {
         guard let feed, let output else { return }
-        feed.render(into: output, frames: frames)
+        if var p = pacer {
+            // A rate island: only the frames due in this block.
+            let due = p.next(frames)
+            pacer = p
+            feed.render(into: output, frames: due)
+            if due < frames { output.clear(from: due, to: frames) }
+        } else {
+            feed.render(into: output, frames: frames)
+        }
     }
 
     var backgroundJob: (any BackgroundJob)? { reader }
@@ -112,13 +196,23 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
     /// delay; the file's frame `p` plays at the graph's frame `p`.
     var latency: Int { 0 }
 
-    var lengthFrames: Int? { file.isLengthKnown ? file.frames : nil }
+    /// At the graph's rate: what the converter makes of the file, or the
+    /// graph frames a rate island spans.
+    var lengthFrames: Int? {
+        guard file.isLengthKnown else { return nil }
+        guard file.sampleRate != graphRate else { return file.frames }
+        let exact = Double(file.frames) * graphRate / file.sampleRate
+        return Int(pacer != nil ? exact.rounded(.up) : exact.rounded())
+    }
 
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 
+    /// `frame` is at the graph's rate; the file seeks to the same time.
     func seek(toFrame frame: Int) -> Bool {
-        guard let reader, frame >= 0, !file.isLengthKnown || frame < max(file.frames, 1) else { return false }
-        reader.requestSeek(toFrame: frame)
+        guard let reader, frame >= 0 else { return false }
+        let fileFrame = file.sampleRate == graphRate ? frame : Int((Double(frame) * file.sampleRate / graphRate).rounded(.down))
+        guard !file.isLengthKnown || fileFrame < max(file.frames, 1) else { return false }
+        reader.requestSeek(toFrame: fileFrame)
         return true
     }
 }
@@ -133,6 +227,19 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     let feed: FeedRing
     let skipErrors: Bool
     let buffer: UnsafeMutablePointer<Float>
+    /// Converts the file's rate to the graph's, between the file and the
+    /// ring (`resample: "auto"`); nil at the graph's rate.
+    let converter: Resampler?
+    /// Converted frames not yet in the ring (with a converter).
+    let staging: UnsafeMutablePointer<Float>?
+    let stagingFrames: Int
+    var stagingOffset = 0
+    var stagingCount = 0
+    /// Frames read into `buffer` that the converter has not taken yet.
+    var pendingOffset = 0
+    var pendingCount = 0
+    /// The file has been read to its end: flush the converter next.
+    var fileEnded = false
     var done = false
     /// The first decoding error, in words (worker thread; read after it stopped).
     var readError: String?
@@ -142,16 +249,29 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     /// A pending seek: the frame, or -1.
     private let pendingSeek = Atomic<Int>(-1)
 
-    init(nodeID: String, file: SoundFile, loop: Bool, feed: FeedRing, skipErrors: Bool) {
+    init(nodeID: String, file: SoundFile, loop: Bool, feed: FeedRing, skipErrors: Bool, converter: Resampler? = nil) {
         self.nodeID = nodeID
         self.file = file
         self.loop = loop
         self.feed = feed
         self.skipErrors = skipErrors
+        self.converter = converter
         buffer = .allocate(capacity: Self.chunkFrames * file.channels)
+        if let converter {
+            // A chunk's worth of output (capped), plus room for a burst; a
+            // larger output waits inside libsoxr until the next call.
+            stagingFrames = min(Int((Double(Self.chunkFrames) * converter.ratio).rounded(.up)), 1 << 16) + 8192
+            staging = .allocate(capacity: stagingFrames * file.channels)
+        } else {
+            stagingFrames = 0
+            staging = nil
+        }
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        buffer.deallocate()
+        staging?.deallocate()
+    }
 
     func setTargetFill(frames: Int) { target.store(max(frames, 1), ordering: .relaxed) }
     var targetFill: Int { target.load(ordering: .relaxed) }
@@ -167,6 +287,14 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
                 done = false
             } catch {
                 done = true
+            }
+            if let converter {
+                // A fresh stream from the new position (soxr_clear allocates: worker thread).
+                converter.reset()
+                stagingOffset = 0
+                stagingCount = 0
+                pendingCount = 0
+                fileEnded = false
             }
             // Everything in the ring now is from before the seek.
             feed.flush()
@@ -185,6 +313,7 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
             guard room >= min(Self.chunkFrames, feed.ring.capacity / feed.channels / 4) else { return seekTo >= 0 }
         }
         guard room > 0 else { return seekTo >= 0 }
+        if let converter, let staging { return serviceConverting(converter, staging: staging, room: room) }
         var n = file.read(into: buffer, frames: room)
         if n < room, readError == nil, let why = file.readError {
             // Damaged or truncated: what was decoded plays, then the stream ends.
@@ -205,6 +334,66 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
             return true
         }
         feed.write(buffer, frames: n)
+        return true
+    }
+
+    /// One step of reading through the converter: hand converted frames to
+    /// the ring, else convert what was read, else flush at the end of the
+    /// file, else read a chunk. Returns true (it always did something or
+    /// ended the stream). [worker-thread]
+    private func serviceConverting(_ converter: Resampler, staging: UnsafeMutablePointer<Float>, room: Int) -> Bool {
+        let ch = file.channels
+        if stagingCount > 0 {
+            let n = feed.write(staging + stagingOffset * ch, frames: min(stagingCount, room))
+            stagingOffset += n
+            stagingCount -= n
+            return true
+        }
+        stagingOffset = 0
+        if pendingCount > 0 {
+            let (used, made) = converter.process(buffer + pendingOffset * ch, frames: pendingCount,
+                                                 into: staging, capacity: stagingFrames)
+            pendingOffset += used
+            pendingCount -= used
+            stagingCount = made
+            if used == 0 && made == 0 { pendingCount = 0 }
+            return true
+        }
+        let held = converter.drain(into: staging, capacity: stagingFrames)
+        if held > 0 {
+            stagingCount = held
+            return true
+        }
+        if fileEnded {
+            let made = converter.flush(into: staging, capacity: stagingFrames)
+            if made > 0 {
+                stagingCount = made
+                return true
+            }
+            done = true
+            feed.markEnd()
+            return true
+        }
+        // Read about what fills the room once converted.
+        let want = min(Self.chunkFrames, max(Int((Double(room) / converter.ratio).rounded(.up)), 1))
+        var n = file.read(into: buffer, frames: want)
+        if n < want, readError == nil, let why = file.readError {
+            // Damaged or truncated: what was decoded plays, then the stream ends.
+            readError = why
+            if !skipErrors { failed.store(true, ordering: .releasing) }
+            fileEnded = true
+        } else if n == 0 && loop && file.frames > 0 {
+            // Looping continues the same converted stream: no flush at the seam.
+            do {
+                try file.seek(toFrame: 0)
+                n = file.read(into: buffer, frames: want)
+            } catch {
+                fileEnded = true
+            }
+        }
+        if n == 0 { fileEnded = true }
+        pendingOffset = 0
+        pendingCount = n
         return true
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
 import AudioGraphPlugins
+import AudioGraphProcessing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,6 +81,8 @@ struct Validate: ParsableCommand {
 
     @Flag(name: .shortAndLong, help: "Print nothing for valid graphs.") var quiet = false
 
+    @Flag(name: .long, help: "Also list every node with its stream formats and the rate conversions it does.") var verbose = false
+
     func run() throws {
         var failed = 0
         for path in graphs {
@@ -87,6 +90,7 @@ struct Validate: ParsableCommand {
             case .success(let g):
                 for w in g.warnings { printError(w.description) }
                 if !quiet { print("\(path): ok (\(g.nodes.count) nodes, \(Int(g.sampleRate)) Hz)") }
+                if verbose && !quiet { print(Self.details(g), terminator: "") }
             case .failure(let errors):
                 failed += 1
                 for d in errors.diagnostics { printError(d.description) }
@@ -96,6 +100,26 @@ struct Validate: ParsableCommand {
             printError("\(failed) of \(graphs.count) graph\(graphs.count == 1 ? "" : "s") invalid")
             throw ExitCode.failure
         }
+    }
+}
+
+extension Validate {
+    /// One line per node: its type, what leaves it (or reaches a sink), and
+    /// the rate conversion it does, if any. [main-thread]
+    static func details(_ g: ValidatedGraph) -> String {
+        var text = ""
+        for n in g.nodes {
+            let formats = n.outputFormats.isEmpty ? n.inputFormats : n.outputFormats
+            var line = "  \(n.id) (\(n.descriptor.typeID)) \(n.outputFormats.isEmpty ? "<-" : "->") "
+                + formats.map(\.description).joined(separator: ", ")
+            if let r = n.type as? any RateConversionReporting,
+               let note = r.rateConversion(parameters: n.parameters, inputFormats: n.inputFormats, outputFormats: n.outputFormats,
+                                           graphRate: g.sampleRate, directory: g.directory) {
+                line += ": " + note
+            }
+            text += line + "\n"
+        }
+        return text
     }
 }
 
