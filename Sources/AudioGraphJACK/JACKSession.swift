@@ -64,7 +64,6 @@ final class JACKSession: @unchecked Sendable {
     /// checks. [owner-thread]
     init(graph: ValidatedGraph, binder: JACKPortBinder, options: RunningGraph.Options,
          continuation: AsyncStream<Event>.Continuation, wakeup: Wakeup) throws {
-        self.graph = graph
         self.binder = binder
         self.options = options
         self.continuation = continuation
@@ -95,11 +94,25 @@ final class JACKSession: @unchecked Sendable {
         }
         // Read before closing: a closed client has no rate.
         let serverRate = client.sampleRate
-        guard serverRate == graph.sampleRate else {
-            client.close()
-            server?.stop()
-            throw JACKError("the JACK server runs at \(Int(serverRate)) Hz but the graph at \(Int(graph.sampleRate)) Hz, and resampling is not available yet: set the graph's \"sampleRate\" to \(Int(serverRate))")
+        var graph = graph
+        if serverRate != graph.sampleRate {
+            // A graph without "sampleRate" runs at the server's: validated
+            // again at that rate (sources convert theirs), before anything
+            // is activated. A graph that names its rate is not changed.
+            guard !graph.sampleRateIsExplicit else {
+                client.close()
+                server?.stop()
+                throw JACKError("the JACK server runs at \(Int(serverRate)) Hz but the graph at \(Int(graph.sampleRate)) Hz (its \"sampleRate\"): set the graph's \"sampleRate\" to \(Int(serverRate)), or remove it to run at the server's rate (file sources convert their own rate), or start the server at \(Int(graph.sampleRate)) Hz")
+            }
+            switch graph.revalidated(sampleRate: serverRate) {
+            case .success(let g): graph = g
+            case .failure(let errors):
+                client.close()
+                server?.stop()
+                throw JACKError("at the JACK server's rate of \(Int(serverRate)) Hz the graph does not validate:\n\(errors)")
+            }
         }
+        self.graph = graph
         let maxFrames = max(options.maxFrames, client.bufferSize)
         do {
             compiled = try GraphCompiler.compile(graph, maxFrames: maxFrames, live: true)

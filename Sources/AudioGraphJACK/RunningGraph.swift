@@ -81,6 +81,8 @@ public final class RunningGraph: @unchecked Sendable {
     public typealias Status = GraphStatus
 
 
+    /// The graph as it runs: for a graph without `"sampleRate"`, validated
+    /// at the server's rate.
     public let graph: ValidatedGraph
     public let compiled: CompiledGraph
     public var engine: Engine { compiled.engine }
@@ -100,7 +102,6 @@ public final class RunningGraph: @unchecked Sendable {
     /// [main-thread]
     /// - Parameter graph: validated with `NodeRegistry.withJACK(binder)`.
     public init(graph: ValidatedGraph, binder: JACKPortBinder, options: Options = Options()) throws {
-        self.graph = graph
         self.binder = binder
         let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.events = events
@@ -127,6 +128,8 @@ public final class RunningGraph: @unchecked Sendable {
         }
         self.owner = owner
         self.session = session
+        // A graph without "sampleRate" was validated again at the server's.
+        self.graph = session.graph
         compiled = session.compiled
         cycle = session.cycle
         transport = LiveTransport(session: session)

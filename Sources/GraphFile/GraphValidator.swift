@@ -17,9 +17,13 @@ public struct GraphValidator: Sendable {
     public static let defaultSampleRate = 48000.0
 
     public let registry: NodeRegistry
+    /// The rate a graph without `"sampleRate"` runs at: the default, or a
+    /// live server's rate (`ValidatedGraph.revalidated(sampleRate:)`).
+    public var sampleRateWhenOmitted: Double
 
-    public init(registry: NodeRegistry) {
+    public init(registry: NodeRegistry, sampleRateWhenOmitted: Double = GraphValidator.defaultSampleRate) {
         self.registry = registry
+        self.sampleRateWhenOmitted = sampleRateWhenOmitted
     }
 
     /// Reads and validates the graph file at `path`: a regular file of at
@@ -55,10 +59,14 @@ public struct GraphValidator: Sendable {
         }
         let run = ValidationRun(file: file, directory: directory, root: root, registry: registry)
         run.graphPath = graphPath
+        run.sampleRateWhenOmitted = sampleRateWhenOmitted
         let graph = run.validate()
         if let graph, !run.diagnostics.contains(where: { $0.severity == .error }) {
             var g = graph
             g.warnings = run.diagnostics
+            if !g.sampleRateIsExplicit {
+                g.source = .init(bytes: bytes, registry: registry, graphPath: graphPath)
+            }
             return .success(g)
         }
         return .failure(GraphErrors(run.diagnostics))
@@ -73,6 +81,8 @@ final class ValidationRun {
     let registry: NodeRegistry
     /// The canonical path of the graph file itself, if it is a file.
     var graphPath: String?
+    /// The rate when the file gives none.
+    var sampleRateWhenOmitted = GraphValidator.defaultSampleRate
     private(set) var diagnostics: [Diagnostic] = []
 
     init(file: String, directory: String, root: JSONValue, registry: NodeRegistry) {
@@ -145,7 +155,8 @@ final class ValidationRun {
             if let s = n.string, !s.isEmpty { name = s } else { error(JSONPointer.root.appending("name"), "\"name\" must be a non-empty string") }
         }
         // sample rate
-        var sampleRate = GraphValidator.defaultSampleRate
+        var sampleRate = sampleRateWhenOmitted
+        let sampleRateIsExplicit = top["sampleRate"] != nil
         if let r = top["sampleRate"] {
             let p = JSONPointer.root.appending("sampleRate")
             if let v = r.number, r.integer != nil, GraphValidator.sampleRateRange.contains(v) {
@@ -293,8 +304,10 @@ final class ValidationRun {
                              inputSourcePorts: sourcePorts, inputFormats: inputFormats, inputPorts: node.portNames,
                              outputPorts: node.outputNames, outputFormats: outputFormats, pointer: node.pointer))
         }
-        return ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
-                              latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
+        var graph = ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
+                                   latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
+        graph.sampleRateIsExplicit = sampleRateIsExplicit
+        return graph
     }
 
     // MARK: files

@@ -57,6 +57,17 @@ public struct ValidatedGraph: Sendable {
     public var directory: String
     public var name: String
     public var sampleRate: Double
+    /// Whether the file gives `"sampleRate"`; without it the graph runs at
+    /// a live server's rate (see `revalidated(sampleRate:)`).
+    public var sampleRateIsExplicit = true
+    /// What a graph without `"sampleRate"` was validated from, so that it
+    /// can be validated again at another rate.
+    public struct Source: Sendable {
+        public var bytes: [UInt8]
+        public var registry: NodeRegistry
+        public var graphPath: String?
+    }
+    public var source: Source?
     /// Whether paths of different latency are aligned where they meet
     /// (the graph's `"latencyCompensation"`, default true).
     public var latencyCompensation = true
@@ -67,6 +78,16 @@ public struct ValidatedGraph: Sendable {
     public var warnings: [Diagnostic]
 
     public func node(_ id: String) -> Node? { nodes.first { $0.id == id } }
+
+    /// The same graph validated again at `rate` (a live server's): every
+    /// node's checks and formats follow the rate. Only for a graph whose
+    /// file gives no `"sampleRate"`; any other graph, or the same rate,
+    /// comes back unchanged. [main-thread or the live host's owner thread]
+    public func revalidated(sampleRate rate: Double) -> Result<ValidatedGraph, GraphErrors> {
+        guard !sampleRateIsExplicit, rate != sampleRate, let source else { return .success(self) }
+        return GraphValidator(registry: source.registry, sampleRateWhenOmitted: rate)
+            .validate(bytes: source.bytes, file: file, directory: directory, graphPath: source.graphPath)
+    }
 
     /// Sources that never end and reach a sink: rendering such a graph
     /// offline needs a duration. A node ends when all its inputs end.

@@ -81,11 +81,13 @@ struct Run: ParsableCommand {
         let joined = serverName ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         let where_ = live.server != nil
             ? "an embedded JACK server (\(driver), \(period) frames)" : "JACK server '\(joined)'"
-        printError("agraph: running '\(g.name)' on \(where_) as client '\(live.client.name)'; ports: "
+        let rate = live.graph.sampleRateIsExplicit ? "\(Int(live.graph.sampleRate)) Hz"
+            : "\(Int(live.graph.sampleRate)) Hz (the server's rate: the graph gives no \"sampleRate\")"
+        printError("agraph: running '\(g.name)' at \(rate) on \(where_) as client '\(live.client.name)'; ports: "
                    + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
 
         let console = Console(live: live, quiet: quiet)
-        let endless = !g.endlessSources.isEmpty
+        let endless = !live.graph.endlessSources.isEmpty
         let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
         loop: while true {
