@@ -5,6 +5,7 @@
 // host (a live JACK session, an offline renderer) supplies transport and
 // status through `ControlHost`.
 
+import AudioGraphProcessing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,9 +91,11 @@ public struct GraphStatus: Sendable, Equatable {
     public var paused: Bool
     public var finished: Bool
     public var serverGone: Bool
+    /// The last window of each `meter` node.
+    public var meters: [MeterReading]
 
     public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
-                bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool) {
+                bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = []) {
         self.seconds = seconds
         self.frames = frames
         self.peaks = peaks
@@ -103,11 +106,13 @@ public struct GraphStatus: Sendable, Equatable {
         self.paused = paused
         self.finished = finished
         self.serverGone = serverGone
+        self.meters = meters
     }
 
-    /// One line: position, peaks, xruns, underruns, DSP load, flags.
+    /// One line: position, peaks, meters, xruns, underruns, DSP load, flags.
     public var text: String {
-        let levels = peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" }.joined(separator: "  ")
+        let levels = (peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" } + meters.map(\.text))
+            .joined(separator: "  ")
         return "\(formatFixed(seconds, 1)) s  \(levels)  xruns \(xruns)  underruns \(underruns)  DSP \(formatFixed(cpuLoad, 1)) %"
             + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
     }
@@ -296,5 +301,13 @@ public final class ControlSurface: @unchecked Sendable {
     public func status() throws(ControlError) -> GraphStatus {
         guard let host else { throw ControlError("the graph is no longer running") }
         return host.status()
+    }
+}
+
+extension CompiledGraph {
+    /// The last complete window of every `meter` node, in graph order.
+    /// [control-thread]
+    public var meterReadings: [MeterReading] {
+        graph.nodes.compactMap { engine.node($0.id) as? MeterNode }.map { $0.reading() }
     }
 }

@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioGraphProcessing
 import CJack
 import Foundation
 import Synchronization
@@ -74,6 +75,9 @@ public final class RunningGraph: @unchecked Sendable {
         /// A node's latency changed and the listed nodes' inputs could not
         /// be aligned again (more delay than their lines hold).
         case latencyNotAligned(nodes: [String])
+        /// A `meter` node finished a window (at most one event per meter
+        /// per owner tick, with its latest window).
+        case meter(MeterReading)
     }
 
     /// Where the graph is: position, peaks (over the last 0.25–0.5 s, not reset
@@ -114,7 +118,11 @@ public final class RunningGraph: @unchecked Sendable {
                 let s = try JACKSession(graph: graph, binder: binder, options: options,
                                         continuation: continuation, wakeup: wakeup)
                 // From here on the owner thread runs the session's monitor.
-                owner.tick = { [weak s] in s?.tick() }
+                let meters = MeterEvents(session: s, continuation: continuation)
+                owner.tick = { [weak s] in
+                    s?.tick()
+                    if s != nil { meters.tick() }
+                }
                 for id in s.engine.ids {
                     guard let node = s.engine.node(id) as? LatencyChangeNotifying else { continue }
                     node.onLatencyChange = { [weak owner, weak s] in owner?.async { s?.latencyChanged() } }
@@ -247,6 +255,30 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                            peaks: session.peaks.withLock { $0 }, xruns: cycle.xruns.load(ordering: .relaxed),
                            underruns: underruns, cpuLoad: gone ? 0 : Double(bitPattern: session.cpuLoad.load(ordering: .relaxed)),
                            bufferSize: cycle.bufferSize.load(ordering: .relaxed),
-                           paused: cycle.paused.load(ordering: .relaxed), finished: engine.isFinished, serverGone: gone)
+                           paused: cycle.paused.load(ordering: .relaxed), finished: engine.isFinished, serverGone: gone,
+                           meters: session.compiled.meterReadings)
+    }
+}
+
+/// Publishes a `.meter` event when a `meter` node has finished a window
+/// (the audio thread publishes the levels; this reads them). [owner-thread]
+final class MeterEvents: @unchecked Sendable {
+    private let meters: [MeterNode]
+    private var seen: [Int]
+    private let continuation: AsyncStream<RunningGraph.Event>.Continuation
+
+    init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
+        meters = session.graph.nodes.compactMap { session.engine.node($0.id) as? MeterNode }
+        seen = Array(repeating: 0, count: meters.count)
+        self.continuation = continuation
+    }
+
+    func tick() {
+        for (i, meter) in meters.enumerated() {
+            let window = meter.windowCount
+            guard window != seen[i] else { continue }
+            seen[i] = window
+            continuation.yield(.meter(meter.reading()))
+        }
     }
 }

@@ -9,9 +9,11 @@ import Darwin
 ///
 /// How it works, per sample `n` (all channels share one gain, so the
 /// stereo image does not move):
-/// 1. The BS.1770-4 4× interpolator (`TruePeak`) gives the peak `d[n]` of
-///    the span `[n − 6, n − 5]` over every channel; the gain that span needs
-///    is `g[n] = min(1, ceiling / d[n])`.
+/// 1. The BS.1770-4 4× interpolator (`TruePeak`, refined: with the
+///    parabolic vertex between its points, so high frequencies are not
+///    under-read) gives the peak `d[n]` of the span `[n − 6.125, n − 5]`
+///    over every channel; the gain that span needs is
+///    `g[n] = min(1, ceiling / d[n])`.
 /// 2. A running minimum of `g` over `W + 2K` samples (a hold), then the
 ///    release: the gain recovers towards 1 exponentially with the release
 ///    time constant, never above the hold.
@@ -159,7 +161,7 @@ public final class TruePeakLimiter: @unchecked Sendable {
     private func processPiece(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, frames n: Int) {
         var c = 0
         while c < channels {
-            meter.spanPeaks(channel: c, buffers[c] + offset, count: n, into: scratch, accumulate: c > 0)
+            meter.spanPeaks(channel: c, buffers[c] + offset, count: n, into: scratch, accumulate: c > 0, refined: true)
             c += 1
         }
         Self.gains(scratch, count: n, state: state, hold: hold, window: window,
