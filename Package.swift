@@ -262,7 +262,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport"],
+            dependencies: ["AudioGraph", "TestSupport"],
             path: "Tests/CLITests"
         ),
         .testTarget(
