@@ -221,6 +221,8 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
 /// `requestSeek` and `setTargetFill` from any thread]
 final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     static let chunkFrames = 4096
+    /// The largest read when converting (libsoxr works faster on large chunks).
+    static let convertChunkFrames = 16384
     let nodeID: String
     let file: SoundFile
     let loop: Bool
@@ -256,11 +258,11 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         self.feed = feed
         self.skipErrors = skipErrors
         self.converter = converter
-        buffer = .allocate(capacity: Self.chunkFrames * file.channels)
+        buffer = .allocate(capacity: (converter == nil ? Self.chunkFrames : Self.convertChunkFrames) * file.channels)
         if let converter {
             // A chunk's worth of output (capped), plus room for a burst; a
             // larger output waits inside libsoxr until the next call.
-            stagingFrames = min(Int((Double(Self.chunkFrames) * converter.ratio).rounded(.up)), 1 << 16) + 8192
+            stagingFrames = min(Int((Double(Self.convertChunkFrames) * converter.ratio).rounded(.up)), 1 << 16) + 8192
             staging = .allocate(capacity: stagingFrames * file.channels)
         } else {
             stagingFrames = 0
@@ -303,7 +305,9 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         guard !done else { return seekTo >= 0 }
         let goal = target.load(ordering: .relaxed)
         let buffered = feed.bufferedFrames
-        var room = min(feed.writableFrames, Self.chunkFrames)
+        // Converting, offline: fill what the ring has room for (libsoxr is
+        // faster on larger chunks); else a chunk at most.
+        var room = converter != nil && goal == Int.max ? feed.writableFrames : min(feed.writableFrames, Self.chunkFrames)
         if goal < Int.max {
             // Live: keep about `goal` frames ahead, read in whole 256-frame steps.
             guard buffered < goal else { return seekTo >= 0 }
@@ -375,7 +379,7 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
             return true
         }
         // Read about what fills the room once converted.
-        let want = min(Self.chunkFrames, max(Int((Double(room) / converter.ratio).rounded(.up)), 1))
+        let want = min(Self.convertChunkFrames, max(Int((Double(room) / converter.ratio).rounded(.up)), 1))
         var n = file.read(into: buffer, frames: want)
         if n < want, readError == nil, let why = file.readError {
             // Damaged or truncated: what was decoded plays, then the stream ends.
