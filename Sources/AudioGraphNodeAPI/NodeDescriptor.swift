@@ -199,13 +199,19 @@ public struct NodeDescriptor: Sendable {
     /// The node virtualizes for headphones (a binaural renderer): it
     /// refuses input already tagged `binaural`, so nothing is virtualized twice.
     public var virtualizes: Bool
+    /// The node takes PCM input at a rate below the graph's (a rate island,
+    /// docs/processing/rates.md): it does not depend on the rate and passes
+    /// each block's valid frames on. Every other node refuses such input at
+    /// validation.
+    public var acceptsRateIslands: Bool
 
     /// - Parameters:
     ///   - outputs: nil: `.none` for a sink, else `.single` (`out`).
     public init(typeID: String, role: Role, summary: String, inputs: InputPorts,
                 outputs: OutputPorts? = nil,
                 parameters: [ParameterDescriptor], domain: ExecutionDomain = .realtime,
-                origin: String = "built-in", inputCodecs: [String] = [], virtualizes: Bool = false) {
+                origin: String = "built-in", inputCodecs: [String] = [], virtualizes: Bool = false,
+                acceptsRateIslands: Bool = false) {
         self.typeID = typeID
         self.role = role
         self.summary = summary
@@ -216,6 +222,7 @@ public struct NodeDescriptor: Sendable {
         self.origin = origin
         self.inputCodecs = inputCodecs
         self.virtualizes = virtualizes
+        self.acceptsRateIslands = acceptsRateIslands
     }
 
     /// Whether an input of this node may receive `encoding`.

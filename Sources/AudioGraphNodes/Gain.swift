@@ -12,7 +12,7 @@ public struct GainType: NodeType {
         parameters: [
             .init("gain", .number, range: -144...48, default: .number(0), unit: "dB", live: true, "Gain."),
             .init("mute", .boolean, default: .boolean(false), live: true, "Silences the output (smoothed)."),
-        ])
+        ], acceptsRateIslands: true)
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? { c.input }
 
@@ -63,7 +63,7 @@ public struct NullType: NodeType {
     public init() {}
 
     public let descriptor = NodeDescriptor(
-        typeID: "null", role: .sink, summary: "Discards its input.", inputs: .single, parameters: [])
+        typeID: "null", role: .sink, summary: "Discards its input.", inputs: .single, parameters: [], acceptsRateIslands: true)
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? { nil }
 
@@ -86,7 +86,7 @@ public struct FormatTagType: NodeType {
         parameters: [
             .init("layout", .choice(ChannelLayout.allCases.map(\.rawValue)),
                   "The layout; its channel count must match the stream's (any count for discrete)."),
-        ])
+        ], acceptsRateIslands: true)
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
         guard let name = c.parameters.string("layout"), let layout = ChannelLayout(rawValue: name) else { return nil }

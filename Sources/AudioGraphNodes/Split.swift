@@ -21,7 +21,7 @@ public struct SplitType: NodeType {
                   "Channels of each output, in order (one output per entry, out0…outN-1), taken from the input's channels in order."),
             .init("layouts", .stringList, optional: true,
                   "Layout tag of each output (one per group: mono, stereo, binaural, 5.1, 7.1, discrete); default: the usual layout for the group's channel count."),
-        ])
+        ], acceptsRateIslands: true)
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
         guard let groups = c.parameters.numberList("groups") else { return nil }

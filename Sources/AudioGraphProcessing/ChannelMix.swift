@@ -192,7 +192,7 @@ public struct ChannelMixType: NodeType {
             summary: direction == .down
                 ? "Mixes down to fewer channels: 7.1 → 5.1 → stereo (Lo/Ro per ITU-R BS.775, or Lt/Rt) or mono, or through a given matrix."
                 : "Spreads to more channels: mono → stereo or 5.1, stereo → 5.1 (placed, or a passive Lt/Rt decode), 5.1 → 7.1, or through a given matrix.",
-            inputs: .single, parameters: parameters)
+            inputs: .single, parameters: parameters, acceptsRateIslands: true)
     }
 
     /// What `resolve` works out, also used by `makeNode`.

@@ -23,7 +23,7 @@ public struct ChannelMapType: NodeType {
                   "The input channel of each output channel, in order: an index from 0, or a name in the input's layout (L R C LFE Ls Rs Lb Rb; M for mono; \"1\", \"2\"… for discrete). Repeat one to duplicate it."),
             .init("layout", .choice(ChannelLayout.allCases.map(\.rawValue)), optional: true,
                   "The output's layout tag; default: the input's layout when the picked names spell one exactly (L R → stereo, or binaural from binaural), else mono for 1 channel, stereo for 2, discrete otherwise."),
-        ])
+        ], acceptsRateIslands: true)
 
     /// The input channel of each output channel, and the output format;
     /// nil after reporting an error. [main-thread]

@@ -54,7 +54,7 @@ public struct ResampleType: NodeType, RateConversionReporting {
                   "The output rate; default: the graph's. At most the graph's rate: below it, the output is a rate island that another resample node brings back."),
             .init("quality", .choice(ResampleQuality.names), default: .string("high"),
                   "libsoxr's recipe, as SoX names them: quick (cubic), low, medium (16-bit), high (20-bit), very-high (28-bit)."),
-        ])
+        ], acceptsRateIslands: true)
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
         let graphRate = c.sampleRate

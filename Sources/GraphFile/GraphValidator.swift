@@ -259,6 +259,10 @@ final class ValidationRun {
                     error(feed.link, node: node.id, "'\(nodes[feed.source].id)' emits \(f.encoding) but '\(node.id)' (\(type.descriptor.typeID)) takes \(wanted)\(hint)")
                     return nil
                 }
+                if f.encoding == .pcm && f.sampleRate != sampleRate && !type.descriptor.acceptsRateIslands {
+                    error(feed.link, node: node.id, "'\(nodes[feed.source].id)' sends audio at \(Int(f.sampleRate)) Hz (a rate island) into '\(node.id)' (\(type.descriptor.typeID)), which works at the graph's \(Int(sampleRate)) Hz only: bring it back to \(Int(sampleRate)) Hz with a resample node first")
+                    return nil
+                }
                 if type.descriptor.virtualizes && f.layout == .binaural {
                     error(feed.link, node: node.id, "'\(nodes[feed.source].id)' sends binaural audio (already virtualized for headphones) into '\(node.id)' (\(type.descriptor.typeID)), which virtualizes: that would virtualize twice; feed it the unvirtualized stream, or leave it out")
                     return nil

@@ -74,6 +74,20 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertGreaterThan(engine.framePosition, 1_000_000)
     }
 
+    /// An allocation before a pause of the count (`endThread` …
+    /// `beginThread`, as the tests do around posting changes) is still
+    /// counted: the stretches add up.
+    func testCounterSumsEveryCountedStretch() throws {
+        try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
+        let n = MallocCounter.count {
+            let p = UnsafeMutablePointer<Int>.allocate(capacity: 16)
+            p.deallocate()
+            MallocCounter.endThread()
+            MallocCounter.beginThread()
+        }
+        XCTAssertGreaterThanOrEqual(n, 1, "the allocation before the pause counts")
+    }
+
     /// The counter itself works: a render path that allocated would be caught.
     func testCounterCatchesAnAllocation() throws {
         try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")

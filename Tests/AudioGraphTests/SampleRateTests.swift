@@ -37,4 +37,27 @@ final class SampleRateTests: XCTestCase {
         XCTAssertNil(g.source, "nothing kept to validate again")
         XCTAssertEqual(try g.revalidated(sampleRate: 44100).get().sampleRate, 96000)
     }
+
+    /// A rate island (a stream below the graph's rate) reaches only nodes
+    /// that do not depend on the rate; a rate-dependent node or a sink is
+    /// refused at the link, with the way out named.
+    func testARateIslandIntoARateDependentNodeOrASinkIsRefused() throws {
+        for (type, params) in [("filter", #"{"type": "low-pass", "frequency": 1000}"#), ("limiter", "{}"),
+                               ("file-out", #"{"path": "/tmp/agraph-island.wav"}"#)] {
+            let json = """
+                {"format": "agraph/1", "sampleRate": 48000, "nodes": [
+                  {"id": "tone", "type": "test-tone", "params": {"channels": 1, "duration": 1}},
+                  {"id": "down", "type": "resample", "params": {"rate": 44100}},
+                  {"id": "x", "type": "\(type)", "params": \(params)}\(type == "file-out" ? "" : #", {"id": "end", "type": "null"}"#)],
+                 "links": [{"from": "tone", "to": "down"}, {"from": "down", "to": "x"}\(type == "file-out" ? "" : #", {"from": "x", "to": "end"}"#)]}
+                """
+            guard case .failure(let errors) = GraphValidator(registry: .builtIn)
+                .validate(bytes: Array(json.utf8), file: "island.json", directory: "/tmp") else {
+                XCTFail("\(type) must refuse a 44.1 kHz island in a 48 kHz graph"); continue
+            }
+            let text = "\(errors)"
+            XCTAssertTrue(text.contains("/links/1") && text.contains("44100 Hz (a rate island)")
+                          && text.contains("with a resample node"), "\(type): \(text)")
+        }
+    }
 }

@@ -52,7 +52,7 @@ public struct CaptureType: NodeType {
         NodeDescriptor(typeID: "capture", role: .sink, summary: "Records its input in memory (tests only).",
                        inputs: .single,
                        parameters: [.init("store", .string, default: .string("main"), "Name of the store.")],
-                       origin: "TestSupport")
+                       origin: "TestSupport", acceptsRateIslands: true)
     }
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {

@@ -11,20 +11,26 @@ public enum MallocCounter {
     /// Whether allocations are intercepted in this process (not under TSan/ASan).
     public static var isAvailable: Bool { agraph_alloc_count_available() != 0 }
 
-    /// Runs `body` on the calling thread and returns how many allocations it made.
-    /// [any thread; counts only the calling thread]
+    /// Runs `body` on the calling thread and returns how many allocations it
+    /// made while counted. `body` may pause the count with `endThread()` …
+    /// `beginThread()` (e.g. around posting a parameter change, a control
+    /// thread's work): every counted stretch is summed, not just the last
+    /// (the sum is taken from the running total, which `beginThread` does
+    /// not reset). [any thread; counts only the calling thread, and no
+    /// other thread may count at the same time]
     public static func count(_ body: () throws -> Void) rethrows -> Int {
+        let before = total
         agraph_alloc_count_begin()
-        var counted = false
-        defer { if !counted { _ = agraph_alloc_count_end() } }
+        defer { _ = agraph_alloc_count_end() }
         try body()
-        counted = true
-        return Int(agraph_alloc_count_end())
+        _ = agraph_alloc_count_end()
+        return total - before
     }
 
     /// Marks the calling thread as counted until `endThread()`. [that thread]
     public static func beginThread() { agraph_alloc_count_begin() }
-    /// [that thread]
+    /// Stops counting the calling thread; its allocations so far stay in
+    /// `total`. [that thread]
     public static func endThread() { _ = agraph_alloc_count_end() }
     /// Allocations by counted threads since `reset()`. [any thread]
     public static var total: Int { Int(agraph_alloc_count_total()) }
