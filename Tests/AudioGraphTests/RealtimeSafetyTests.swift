@@ -5,7 +5,7 @@ import TestSupport
 /// The render path allocates nothing: counted, not assumed.
 final class RealtimeSafetyTests: XCTestCase {
     /// A graph with every realtime node type (`split` with one output
-    /// unused) and both background node
+    /// unused; the processing nodes in a chain) and both background node
     /// types (their audio-thread halves run in the render call; their
     /// readers and writers run on the worker thread, which is not counted).
     func everyNodeGraph(directory: String) -> String {
@@ -24,11 +24,29 @@ final class RealtimeSafetyTests: XCTestCase {
             #"{"id": "sp", "type": "split", "params": {"groups": [1, 1]}}"#,
             #"{"id": "spg", "type": "gain"}"#,
             #"{"id": "nul2", "type": "null"}"#,
+            // The processing nodes, in a chain off the mix: down to a
+            // 44.1 kHz island and back, channel maps, time, tone, dynamics,
+            // meters.
+            #"{"id": "rsd", "type": "resample", "params": {"rate": 44100, "quality": "high"}}"#,
+            #"{"id": "cm", "type": "channel-map", "params": {"channels": ["R", "L"]}}"#,
+            #"{"id": "rsu", "type": "resample", "params": {"quality": "very-high"}}"#,
+            #"{"id": "up", "type": "upmix", "params": {"layout": "5.1", "mode": "ltrt"}}"#,
+            #"{"id": "dm", "type": "downmix", "params": {"layout": "stereo", "lfe": -10}}"#,
+            #"{"id": "dl", "type": "delay", "params": {"ms": 3, "maxMs": 50}}"#,
+            #"{"id": "fl", "type": "filter", "params": {"type": "peaking", "frequency": 1000, "q": 1, "gain": 3}}"#,
+            #"{"id": "lim", "type": "limiter", "params": {"ceiling": -3}}"#,
+            #"{"id": "met", "type": "meter"}"#,
+            #"{"id": "loud", "type": "loudness", "params": {"target": -23, "normalize": "follow"}}"#,
+            #"{"id": "nul3", "type": "null"}"#,
         ]
         var links = (0..<8).map { #"{"from": "t\#($0)", "to": "m:in\#($0)"}"# }
         links += [#"{"from": "f", "to": "g"}"#, #"{"from": "g", "to": "m:in8"}"#, #"{"from": "m", "to": "tag"}"#,
                   #"{"from": "tag", "to": "out"}"#, #"{"from": "tag", "to": "cap"}"#, #"{"from": "t0", "to": "nul"}"#,
-                  #"{"from": "tag", "to": "sp"}"#, #"{"from": "sp:out1", "to": "spg"}"#, #"{"from": "spg", "to": "nul2"}"#]
+                  #"{"from": "tag", "to": "sp"}"#, #"{"from": "sp:out1", "to": "spg"}"#, #"{"from": "spg", "to": "nul2"}"#,
+                  #"{"from": "m", "to": "rsd"}"#, #"{"from": "rsd", "to": "cm"}"#, #"{"from": "cm", "to": "rsu"}"#,
+                  #"{"from": "rsu", "to": "up"}"#, #"{"from": "up", "to": "dm"}"#, #"{"from": "dm", "to": "dl"}"#,
+                  #"{"from": "dl", "to": "fl"}"#, #"{"from": "fl", "to": "lim"}"#, #"{"from": "lim", "to": "met"}"#,
+                  #"{"from": "met", "to": "loud"}"#, #"{"from": "loud", "to": "nul3"}"#]
         return #"{"format": "agraph/1", "nodes": [\#(nodes.joined(separator: ",\n"))], "links": [\#(links.joined(separator: ",\n"))]}"#
     }
 
@@ -51,7 +69,9 @@ final class RealtimeSafetyTests: XCTestCase {
         engine.render(frames: 256)
 
         let changes = try [("g.gain", -6.0), ("m.gains[3]", -1), ("m.mutes[2]", 1), ("t0.frequency", 300),
-                           ("t1.level", -20), ("m.outputGain", -2)].map { try compiled.change($0.0, $0.1) }
+                           ("t1.level", -20), ("m.outputGain", -2), ("dl.ms", 7), ("fl.frequency", 2500), ("fl.gain", -4),
+                           ("lim.ceiling", -6), ("lim.release", 300), ("loud.rate", 6), ("loud.ceiling", -2)]
+            .map { try compiled.change($0.0, $0.1) }
         let sizes = [64, 256, 100, 1]    // block sizes vary, as after jack_bufsize
         var renders = 0
         let allocations = MallocCounter.count {
