@@ -73,23 +73,11 @@ final class RealtimeSafetyTests: XCTestCase {
                            ("lim.ceiling", -6), ("lim.release", 300), ("loud.rate", 6), ("loud.ceiling", -2)]
             .map { try compiled.change($0.0, $0.1) }
         let sizes = [64, 256, 100, 1]    // block sizes vary, as after jack_bufsize
-        var renders = 0
-        let allocations = MallocCounter.count {
-            for i in 0..<10_000 {
-                if i % 100 == 0 {
-                    // Parameter changes arrive from a control thread in real use;
-                    // posting is outside the count, applying them is inside.
-                    MallocCounter.endThread()
-                    engine.post(changes[(i / 100) % changes.count])
-                    MallocCounter.beginThread()
-                }
-                engine.render(frames: sizes[i % 4])
-                renders += 1
-            }
-        }
+        let before = engine.framePosition
+        let allocations = MallocCounter.countRendering(engine, sizes: sizes, changes: changes)
         engine.worker.stop()
         XCTAssertTrue(engine.worker.finishJobs().isEmpty)
-        XCTAssertEqual(renders, 10_000)
+        XCTAssertEqual(engine.framePosition - before, 2500 * sizes.reduce(0, +), "10,000 blocks rendered")
         XCTAssertEqual(allocations, 0, "allocations on the render path across 10,000 blocks")
         XCTAssertGreaterThan(engine.framePosition, 1_000_000)
     }

@@ -132,17 +132,8 @@ final class DuckerTests: XCTestCase {
         compiled.engine.render(frames: 256)
         let change = try compiled.change("duck.depth", 20)
         let sizes = [64, 256, 1]
-        let allocations = MallocCounter.count {
-            for i in 0..<2000 {
-                if i == 1000 {
-                    // Posting is a control thread's work: not counted; applying it is.
-                    MallocCounter.endThread()
-                    compiled.engine.post(change)
-                    MallocCounter.beginThread()
-                }
-                compiled.engine.render(frames: sizes[i % 3])
-            }
-        }
+        // Posting is a control thread's work: not counted; applying it is.
+        let allocations = MallocCounter.countRendering(compiled.engine, blocks: 2000, sizes: sizes, changes: [change], every: 1000)
         XCTAssertEqual(allocations, 0)
     }
 

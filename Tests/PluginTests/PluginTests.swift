@@ -150,16 +150,7 @@ final class PluginTests: XCTestCase {
         engine.post(changes[0])
         engine.render(frames: 256)
         let sizes = [64, 256, 100, 1]
-        let allocations = MallocCounter.count {
-            for i in 0..<10_000 {
-                if i % 100 == 0 {
-                    MallocCounter.endThread()
-                    engine.post(changes[(i / 100) % changes.count])
-                    MallocCounter.beginThread()
-                }
-                engine.render(frames: sizes[i % 4])
-            }
-        }
+        let allocations = MallocCounter.countRendering(engine, sizes: sizes, changes: changes)
         XCTAssertEqual(allocations, 0, "allocations on the render path across 10,000 blocks with the plugin")
         XCTAssertGreaterThan(engine.framePosition, 1_000_000)
     }

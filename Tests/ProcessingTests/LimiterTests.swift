@@ -354,15 +354,6 @@ func assertRendersWithoutAllocating(_ json: String, changes: [(String, Double)],
     for c in posted { engine.post(c) }
     engine.render(frames: 512)
     let sizes = [64, 512, 100, 1]
-    let allocations = MallocCounter.count {
-        for i in 0..<10_000 {
-            if i % 100 == 0, !posted.isEmpty {
-                MallocCounter.endThread()
-                engine.post(posted[(i / 100) % posted.count])
-                MallocCounter.beginThread()
-            }
-            engine.render(frames: sizes[i % 4])
-        }
-    }
+    let allocations = MallocCounter.countRendering(engine, sizes: sizes, changes: posted)
     XCTAssertEqual(allocations, 0, "allocations across 10,000 blocks", file: file, line: line)
 }

@@ -378,16 +378,7 @@ final class LoudnessTests: XCTestCase {
         let changes = try [("follow.rate", 1.0), ("follow.ceiling", -2), ("six.ceiling", -0.5), ("exact.rate", 10)]
             .map { try compiled.change($0.0, $0.1) }
         let sizes = [64, 256, 100, 1]
-        let allocations = MallocCounter.count {
-            for i in 0..<10_000 {
-                if i % 100 == 0 {
-                    MallocCounter.endThread()
-                    engine.post(changes[(i / 100) % changes.count])
-                    MallocCounter.beginThread()
-                }
-                engine.render(frames: sizes[i % 4])
-            }
-        }
+        let allocations = MallocCounter.countRendering(engine, sizes: sizes, changes: changes)
         engine.worker.stop()
         XCTAssertEqual(allocations, 0, "allocations on the render path across 10,000 blocks")
         let follow = try XCTUnwrap(engine.node("follow") as? MeasuringNode)

@@ -326,23 +326,10 @@ final class ResampleTests: XCTestCase {
         engine.render(frames: 64)
         let changes = try [("g.gain", -6.0), ("g.mute", 1), ("g.gain", 0), ("g.mute", 0)].map { try compiled.change($0.0, $0.1) }
         let sizes = [64, 4096, 100, 1, 512]
-        // Counted with the running total: `beginThread` restarts the
-        // thread's own count, and the count pauses every 100 blocks.
-        MallocCounter.reset()
-        MallocCounter.beginThread()
-        for i in 0 ..< 10_000 {
-            if i % 100 == 0 {
-                // Posting (a control thread's work) and waiting for the
-                // reader are outside the count; applying the change is inside.
-                MallocCounter.endThread()
-                engine.post(changes[(i / 100) % changes.count])
-                engine.worker.waitUntilReady(frames: 4096)
-                MallocCounter.beginThread()
-            }
-            engine.render(frames: sizes[i % sizes.count])
+        // Waiting for the reader is outside the count, as posting is.
+        let allocations = MallocCounter.countRendering(engine, sizes: sizes, changes: changes) {
+            engine.worker.waitUntilReady(frames: 4096)
         }
-        MallocCounter.endThread()
-        let allocations = MallocCounter.total
         engine.worker.stop()
         XCTAssertTrue(engine.worker.finishJobs().isEmpty)
         XCTAssertEqual(allocations, 0, "allocations on the render path across 10,000 blocks")

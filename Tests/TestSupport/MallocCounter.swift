@@ -1,3 +1,4 @@
+import AudioGraphCore
 import CAGraphAllocCount
 
 /// Counts heap allocations made by one thread: the proof that a real-time
@@ -36,4 +37,28 @@ public enum MallocCounter {
     public static var total: Int { Int(agraph_alloc_count_total()) }
     /// [any thread]
     public static func reset() { agraph_alloc_count_reset() }
+}
+
+extension MallocCounter {
+    /// Allocations on the calling thread while it renders `blocks` blocks
+    /// of `engine`, cycling through `sizes` (as after `jack_bufsize`), and
+    /// every `every` blocks posts the next of `changes` outside the count
+    /// (posting is a control thread's work; applying it, in the next
+    /// render, is counted). `between` runs outside the count at the same
+    /// moments (e.g. waiting for a feeder). [the rendering thread]
+    public static func countRendering(_ engine: Engine, blocks: Int = 10_000, sizes: [Int],
+                                      changes: [ParameterChange] = [], every: Int = 100,
+                                      between: () -> Void = {}) -> Int {
+        count {
+            for i in 0..<blocks {
+                if i % every == 0 {
+                    endThread()
+                    if !changes.isEmpty { engine.post(changes[(i / every) % changes.count]) }
+                    between()
+                    beginThread()
+                }
+                engine.render(frames: sizes[i % sizes.count])
+            }
+        }
+    }
 }
