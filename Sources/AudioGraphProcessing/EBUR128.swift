@@ -27,19 +27,28 @@ public final class EBUR128Meter: @unchecked Sendable {
     public let sampleRate: Double
     /// Whether true peak (4× oversampled, BS.1770-4 Annex 2) is measured.
     public let measuresTruePeak: Bool
+    /// Whether sample peak is measured (always when true peak is).
+    public let measuresSamplePeak: Bool
     private var state: UnsafeMutablePointer<ebur128_state>?
 
     /// - Parameters:
     ///   - layout: gives each channel its BS.1770-4 weight (see `weights`).
-    ///   - truePeak: measure true peak too (costs the oversampling).
+    ///   - truePeak: measure true peak too (costs the oversampling;
+    ///     libebur128's own scalar interpolator).
+    ///   - samplePeak: measure sample peak too (a pass over every sample).
+    ///     `agraph analyze` turns both off and measures peaks with
+    ///     `TruePeakScanner` on another thread; libebur128 then only
+    ///     filters and gates.
     /// [main-thread]
-    public init(channels: Int, sampleRate: Double, layout: ChannelLayout, truePeak: Bool = true) throws(EBUR128Error) {
+    public init(channels: Int, sampleRate: Double, layout: ChannelLayout, truePeak: Bool = true,
+                samplePeak: Bool = true) throws(EBUR128Error) {
         guard channels > 0, channels <= 64 else { throw EBUR128Error("loudness is measured on 1 to 64 channels, not \(channels)") }
         guard sampleRate >= 16, sampleRate <= 2_822_400, sampleRate == sampleRate.rounded() else {
             throw EBUR128Error("libebur128 cannot measure at \(sampleRate) Hz")
         }
         var mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_S.rawValue
-            | EBUR128_MODE_SAMPLE_PEAK.rawValue | EBUR128_MODE_HISTOGRAM.rawValue)
+            | EBUR128_MODE_HISTOGRAM.rawValue)
+        if samplePeak || truePeak { mode |= Int32(EBUR128_MODE_SAMPLE_PEAK.rawValue) }
         if truePeak { mode |= Int32(EBUR128_MODE_TRUE_PEAK.rawValue) }
         guard let s = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
             throw EBUR128Error("libebur128 could not be initialised for \(channels) channels at \(Int(sampleRate)) Hz")
@@ -48,6 +57,7 @@ public final class EBUR128Meter: @unchecked Sendable {
         self.channels = channels
         self.sampleRate = sampleRate
         measuresTruePeak = truePeak
+        measuresSamplePeak = samplePeak || truePeak
         for (c, w) in Self.weights(layout: layout, channels: channels).enumerated() {
             _ = ebur128_set_channel(s, UInt32(c), Int32(w.rawValue))
         }
@@ -90,9 +100,10 @@ public final class EBUR128Meter: @unchecked Sendable {
     /// The relative gate (integrated − 10 LU), LUFS. [owner thread; realtime-safe]
     public var relativeThreshold: Double { read(ebur128_relative_threshold) }
 
-    /// Largest absolute sample of channel `c` so far (linear). [owner thread; realtime-safe]
+    /// Largest absolute sample of channel `c` so far (linear; 0 when sample
+    /// peak is not measured). [owner thread; realtime-safe]
     public func samplePeak(channel c: Int) -> Double {
-        guard let state, c >= 0, c < channels else { return 0 }
+        guard measuresSamplePeak, let state, c >= 0, c < channels else { return 0 }
         var out = 0.0
         return ebur128_sample_peak(state, UInt32(c), &out) == 0 ? out : 0
     }
