@@ -17,13 +17,17 @@ struct AnalyzeBench: ParsableCommand {
             measures integrated loudness, loudness range and true peak: `agraph analyze FILE --json \
             --quiet` (also sample peak and per-channel peak and RMS), `ffmpeg -nostats -i FILE -af \
             ebur128=peak=true -f null -`, and ffmpeg without true peak. Figures are x real time \
-            (seconds of audio per second of wall clock), median / min / max over the runs.
+            (seconds of audio per second of wall clock), median / min / max over the runs. The jobs \
+            take turns run by run (agraph, baseline, ffmpeg with true peak, ffmpeg without), so a \
+            change in the machine's load hits them alike. --baseline adds another agraph build \
+            (e.g. the one before a change) as a row of the same run.
             """)
 
     @Option(help: "Seconds of audio.") var seconds: Double = 600
     @Option(help: "Timed runs of each job.") var runs: Int = 3
     @Flag(help: "Analyse a 24-bit FLAC instead of a float32 WAV (adds decoding).") var flac = false
     @Flag(help: "Keep the temporary folder.") var keep = false
+    @Option(help: "Another agraph executable to time as well (e.g. a build from before a change).") var baseline: String?
 
     func validate() throws {
         if !(seconds > 0 && seconds <= 7200) { throw ValidationError("--seconds must be in (0, 7200]") }
@@ -47,56 +51,91 @@ struct AnalyzeBench: ParsableCommand {
             throw ExitCode.failure
         }
         print("")
-        var rows: [Row] = []
-        var agraphI: Double?
-        if let agraph = siblingExecutable("agraph") {
-            let out = dir + "/analyze.json"
-            let r = timeRuns(agraph, ["analyze", file, "--json", "--quiet"], stdout: out, stderr: dir + "/analyze.err")
-            agraphI = readText(out).flatMap { Self.number(after: "\"integratedLUFS\": ", in: $0) }
-            rows.append(Row(name: "agraph analyze (I, LRA, true peak, peaks, RMS)", times: r.times, seconds: seconds,
-                            status: r.status ?? agraphI.map { "ok, I = \(formatFixed($0, 2)) LUFS" } ?? "FAILED: no integratedLUFS"))
-        } else {
-            rows.append(Row(name: "agraph analyze", times: [], seconds: seconds, status: "not built (swift build -c release --product agraph)"))
+        // The jobs, run in turns (run 1 of each, then run 2 of each, …).
+        struct Job {
+            var name: String
+            var path: String
+            var args: [String]
+            var stdout: String
+            var stderr: String
+            var times: [Double] = []
+            var status: String?
         }
-        var ffmpegI: Double?
+        var jobs: [Job] = []
+        var notes: [Row] = []
+        let agraph = siblingExecutable("agraph")
+        if let agraph {
+            jobs.append(Job(name: "agraph analyze (I, LRA, true peak, peaks, RMS)", path: agraph,
+                            args: ["analyze", file, "--json", "--quiet"], stdout: dir + "/analyze.json", stderr: dir + "/analyze.err"))
+        } else {
+            notes.append(Row(name: "agraph analyze", times: [], seconds: seconds, status: "not built (swift build -c release --product agraph)"))
+        }
+        if let baseline {
+            jobs.append(Job(name: "agraph analyze, baseline build", path: baseline,
+                            args: ["analyze", file, "--json", "--quiet"], stdout: dir + "/baseline.json", stderr: dir + "/baseline.err"))
+        }
         if let ffmpeg = findOnPath("ffmpeg") {
             for (name, filter) in [("ffmpeg -af ebur128=peak=true", "ebur128=peak=true"), ("ffmpeg -af ebur128 (no true peak)", "ebur128")] {
-                let err = dir + "/ffmpeg.err"
-                let r = timeRuns(ffmpeg, ["-nostdin", "-hide_banner", "-nostats", "-i", file, "-af", filter, "-f", "null", "-"],
-                                 stdout: "/dev/null", stderr: err)
-                let i = readText(err).flatMap { text in
-                    text.range(of: "Integrated loudness:").flatMap { Self.number(after: "I:", in: String(text[$0.upperBound...])) }
-                }
-                if filter.hasSuffix("true") { ffmpegI = i }
-                rows.append(Row(name: name, times: r.times, seconds: seconds,
-                                status: r.status ?? i.map { "ok, I = \(formatFixed($0, 1)) LUFS" } ?? "FAILED: no summary"))
+                jobs.append(Job(name: name, path: ffmpeg,
+                                args: ["-nostdin", "-hide_banner", "-nostats", "-i", file, "-af", filter, "-f", "null", "-"],
+                                stdout: "/dev/null", stderr: dir + "/ffmpeg-\(jobs.count).err"))
             }
         } else {
-            rows.append(Row(name: "ffmpeg -af ebur128", times: [], seconds: seconds, status: "not installed"))
+            notes.append(Row(name: "ffmpeg -af ebur128", times: [], seconds: seconds, status: "not installed"))
         }
+        for _ in 0..<runs {
+            for k in jobs.indices where jobs[k].status == nil {
+                let (status, t) = spawnAndWait(jobs[k].path, jobs[k].args, stdout: jobs[k].stdout, stderr: jobs[k].stderr)
+                if status == 0 {
+                    jobs[k].times.append(t)
+                } else {
+                    let text = (readText(jobs[k].stderr) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
+                    jobs[k].status = "FAILED: exit \(status): \(text)"
+                    jobs[k].times = []
+                }
+            }
+        }
+        var rows: [Row] = []
+        var agraphJSON: String?
+        var ffmpegI: Double?
+        for job in jobs {
+            var check = job.status
+            if check == nil {
+                if job.path == agraph || job.path == baseline {
+                    let text = readText(job.stdout)
+                    if job.path == agraph { agraphJSON = text }
+                    let i = text.flatMap { Self.number(after: "\"integratedLUFS\": ", in: $0) }
+                    let tp = text.flatMap { Self.number(after: "\"truePeakDBTP\": ", in: $0) }
+                    check = i.map { "ok, I = \(formatFixed($0, 2)) LUFS" + (tp.map { ", TP \(formatFixed($0, 2)) dBTP" } ?? "") }
+                        ?? "FAILED: no integratedLUFS"
+                } else {
+                    let text = readText(job.stderr) ?? ""
+                    let i = text.range(of: "Integrated loudness:").flatMap { Self.number(after: "I:", in: String(text[$0.upperBound...])) }
+                    let tp = text.range(of: "True peak:").flatMap { Self.number(after: "Peak:", in: String(text[$0.upperBound...])) }
+                    if job.args.contains("ebur128=peak=true") { ffmpegI = i }
+                    check = i.map { "ok, I = \(formatFixed($0, 1)) LUFS" + (tp.map { ", TP \(formatFixed($0, 1)) dBTP" } ?? "") }
+                        ?? "FAILED: no summary"
+                }
+            }
+            rows.append(Row(name: job.name, times: job.times, seconds: seconds, status: check!))
+        }
+        rows += notes
         printTable(rows)
-        if rows.count >= 2, let a = rows.first?.times, let f = rows.dropFirst().first?.times, !a.isEmpty, !f.isEmpty {
-            print("\nagraph analyze vs ffmpeg ebur128=peak=true: \(formatFixed(Stats(f).median / Stats(a).median, 1))x faster (median wall clock)")
+        print("")
+        if let a = jobs.first(where: { $0.path == agraph }), !a.times.isEmpty {
+            let mine = Stats(a.times).median
+            for other in jobs where other.path != agraph && !other.times.isEmpty {
+                let ratio = Stats(other.times).median / mine
+                var line = "agraph analyze vs \(other.name): \(formatFixed(ratio, 2))x as fast (median wall clock)"
+                if other.path != baseline { line += "; aim ≥ 3x: " + (ratio >= 3 ? "met" : "NOT met") }
+                print(line)
+            }
         }
-        if let agraphI, let ffmpegI {
-            print("integrated loudness: agraph \(formatFixed(agraphI, 2)) LUFS, ffmpeg \(formatFixed(ffmpegI, 1)) LUFS")
+        if let agraphJSON, let i = Self.number(after: "\"integratedLUFS\": ", in: agraphJSON), let ffmpegI {
+            print("integrated loudness: agraph \(formatFixed(i, 2)) LUFS, ffmpeg \(formatFixed(ffmpegI, 1)) LUFS")
         }
         if keep { print("\nkept \(dir)") } else { removeTree(dir) }
         if rows.contains(where: { $0.status.hasPrefix("FAILED") }) { throw ExitCode.failure }
-    }
-
-    /// Times `runs` runs of a process; a status when one failed.
-    func timeRuns(_ path: String, _ args: [String], stdout: String, stderr: String) -> (times: [Double], status: String?) {
-        var times: [Double] = []
-        for _ in 0..<runs {
-            let (status, t) = spawnAndWait(path, args, stdout: stdout, stderr: stderr)
-            guard status == 0 else {
-                let text = (readText(stderr) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
-                return ([], "FAILED: exit \(status): \(text)")
-            }
-            times.append(t)
-        }
-        return (times, nil)
     }
 
     /// The number right after `marker` in `text` (spaces skipped).

@@ -127,49 +127,61 @@ struct FileLoudness {
         var description: String
     }
 
+    /// Frames per block read from the file (one `sf_readf_float` call).
+    static let blockFrames = 16384
+    /// Blocks in flight between the reading thread and the loudness thread.
+    static let slotCount = 8
+
     /// Reads `file` to its end and measures it; closes it.
-    /// - Parameter progress: called every chunk with the seconds read;
+    ///
+    /// Two threads share the work: this one reads blocks (libsndfile,
+    /// `sf_readf_float`, `blockFrames` at a time) into `slotCount` buffers
+    /// and measures true peak, sample peak and RMS in one vectorised pass
+    /// (`TruePeakScanner`); a worker thread feeds the same buffers to
+    /// libebur128 (integrated loudness and LRA, histogram mode, without its
+    /// own peak measurements). A buffer is reused only after the worker is
+    /// done with it (two counting semaphores: free and filled slots).
+    /// - Parameter progress: called every block with the seconds read;
     ///   returns false to stop (throws `Interrupted`).
     /// [main-thread]
     static func measure(_ file: SoundFile, progress: (Double) -> Bool) throws -> FileLoudness {
         defer { try? file.close() }
         let channels = file.channels
-        let meter = try EBUR128Meter(channels: channels, sampleRate: file.sampleRate, layout: file.layout)
-        let chunk = 16384
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
-        defer { buffer.deallocate() }
-        var sumSquares = [Double](repeating: 0, count: channels)
+        let meter = try EBUR128Meter(channels: channels, sampleRate: file.sampleRate, layout: file.layout,
+                                     truePeak: false, samplePeak: false)
+        let scanner = TruePeakScanner(channels: channels)
+        let pipeline = LoudnessWorker(meter: meter, slots: slotCount, slotSamples: blockFrames * channels)
+        pipeline.start()
         var frames = 0
+        var slot = 0
+        var interrupted = false
         while true {
-            let n = file.read(into: buffer, frames: chunk)
+            pipeline.waitForFreeSlot()
+            if interrupted { break }
+            let buffer = pipeline.buffer(slot)
+            let n = file.read(into: buffer, frames: blockFrames)
             if n == 0 { break }
-            meter.add(interleaved: buffer, frames: n)
-            sumSquares.withUnsafeMutableBufferPointer { sums in
-                for c in 0..<channels {
-                    var s = 0.0
-                    var i = c
-                    let end = n * channels
-                    while i < end {
-                        let v = Double(buffer[i])
-                        s += v * v
-                        i += channels
-                    }
-                    sums[c] += s
-                }
-            }
+            pipeline.submit(slot: slot, frames: n)
+            scanner.add(interleaved: buffer, frames: n)
             frames += n
-            if !progress(Double(frames) / file.sampleRate) { throw Interrupted() }
+            slot = (slot + 1) % slotCount
+            // Stop after the next free slot: `finish` ends the stream there.
+            if !progress(Double(frames) / file.sampleRate) { interrupted = true }
         }
+        pipeline.finish(slot: slot)
+        if interrupted { throw Interrupted() }
         if let why = file.readError { throw Failure(description: why) }
         let labels = file.layout.channelLabels(count: channels)
         let perChannel = (0..<channels).map { c in
             Channel(label: c < labels.count ? labels[c] : "\(c + 1)",
-                    peakDBFS: EBUR128Meter.decibels(meter.samplePeak(channel: c)),
-                    rmsDBFS: frames > 0 ? 10 * log10(sumSquares[c] / Double(frames)) : -.infinity,
-                    truePeakDBTP: EBUR128Meter.decibels(meter.truePeak(channel: c)))
+                    peakDBFS: EBUR128Meter.decibels(scanner.samplePeak(channel: c)),
+                    rmsDBFS: frames > 0 ? 10 * log10(scanner.meanSquare(channel: c)) : -.infinity,
+                    truePeakDBTP: EBUR128Meter.decibels(scanner.truePeak(channel: c)))
         }
+        let truePeak = (0..<channels).map { scanner.truePeak(channel: $0) }.max() ?? 0
+        let samplePeak = (0..<channels).map { scanner.samplePeak(channel: $0) }.max() ?? 0
         return FileLoudness(integratedLUFS: meter.integrated, loudnessRangeLU: meter.loudnessRange,
-                            truePeakDBTP: meter.truePeakDBTP, samplePeakDBFS: meter.samplePeakDBFS,
+                            truePeakDBTP: EBUR128Meter.decibels(truePeak), samplePeakDBFS: EBUR128Meter.decibels(samplePeak),
                             durationSeconds: Double(frames) / file.sampleRate, frames: frames,
                             sampleRate: file.sampleRate, layout: file.layout, channels: perChannel)
     }
@@ -204,5 +216,99 @@ struct FileLoudness {
         return "{\"integratedLUFS\": \(Self.number(integratedLUFS)), \"loudnessRangeLU\": \(Self.number(loudnessRangeLU)), "
             + "\"truePeakDBTP\": \(Self.number(truePeakDBTP)), \"samplePeakDBFS\": \(Self.number(samplePeakDBFS)), "
             + "\"channels\": [\(chans.joined(separator: ", "))], \"durationSeconds\": \(formatFixed(durationSeconds, 6))}"
+    }
+}
+
+/// The loudness thread of `FileLoudness.measure`: feeds filled buffers to
+/// libebur128 in order, and hands them back.
+///
+/// The reading thread (the owner) fills slot k, `submit`s it, and before
+/// filling a slot again waits for a free one; the worker waits for a
+/// filled slot, measures it and frees it. Slots are used in turn, so the
+/// order is kept. `finish` sends an empty slot (the end) and joins.
+///
+/// Threading: `init`, `start`, `waitForFreeSlot`, `buffer`, `submit`,
+/// `finish` [main-thread]; the worker only runs `loop`.
+final class LoudnessWorker: @unchecked Sendable {
+    let meter: EBUR128Meter
+    let slots: Int
+    let storage: UnsafeMutablePointer<Float>
+    let slotSamples: Int
+    /// Frames in each slot (0: the end); written before `filledSlots.signal()`,
+    /// read after its wait.
+    let frames: UnsafeMutablePointer<Int>
+    let freeSlots = Wakeup()
+    let filledSlots = Wakeup()
+    var thread: pthread_t?
+
+    /// [main-thread]
+    init(meter: EBUR128Meter, slots: Int, slotSamples: Int) {
+        self.meter = meter
+        self.slots = slots
+        self.slotSamples = slotSamples
+        storage = .allocate(capacity: slots * slotSamples)
+        frames = .allocate(capacity: slots)
+        frames.initialize(repeating: 0, count: slots)
+        for _ in 0..<slots { freeSlots.signal() }
+    }
+
+    deinit {
+        storage.deallocate()
+        frames.deallocate()
+    }
+
+    /// [main-thread]
+    func start() {
+        let box = Unmanaged.passRetained(self)
+        var t = pthread_t()
+        let rc = pthread_create(&t, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<LoudnessWorker>.fromOpaque(raw).takeRetainedValue().loop()
+            return nil
+        }, box.toOpaque())
+        if rc == 0 { thread = t } else { box.release() }
+    }
+
+    /// Slot `k`'s buffer. [main-thread]
+    func buffer(_ k: Int) -> UnsafeMutablePointer<Float> { storage + k * slotSamples }
+
+    /// Blocks until the worker has a slot free (one is used per `submit`). [main-thread]
+    func waitForFreeSlot() {
+        while !freeSlots.wait(timeout: 1) {}
+    }
+
+    /// Hands slot `k` with `n` frames to the worker (or measures it here
+    /// when no thread could be started). [main-thread]
+    func submit(slot k: Int, frames n: Int) {
+        frames[k] = n
+        if thread == nil {
+            meter.add(interleaved: buffer(k), frames: n)
+            freeSlots.signal()
+        } else {
+            filledSlots.signal()
+        }
+    }
+
+    /// Ends the stream at slot `k` (the next in turn, free: the caller
+    /// waited for it) and joins the worker. [main-thread]
+    func finish(slot k: Int) {
+        guard let t = thread else { return }
+        frames[k] = 0
+        filledSlots.signal()
+        pthread_join(t, nil)
+        thread = nil
+    }
+
+    /// [the worker thread]
+    private func loop() {
+        var k = 0
+        while true {
+            while !filledSlots.wait(timeout: 1) {}
+            let n = frames[k]
+            if n == 0 { return }
+            meter.add(interleaved: buffer(k), frames: n)
+            freeSlots.signal()
+            k = (k + 1) % slots
+        }
     }
 }
