@@ -22,7 +22,11 @@ struct Live: ParsableCommand {
             cross-checked with /proc/PID/stat utime+stime in clock ticks) divided by the cycles in the \
             window (seconds × 48000 / period). JACK thread: the CPU of the client's JACK process thread \
             alone (wake-up + callback). jackd: the server's own CPU per cycle, for context. DSP: jack_cpu_load \
-            sampled each second, averaged. ecasound and gst-launch-1.0 run when installed.
+            sampled each second, averaged. ecasound and gst-launch-1.0 run when installed. --chain adds a \
+            row for a processing chain: a 60 s 5.1 float WAV at 44.1 kHz (tones, written first by the \
+            in-process renderer) looping through file (resample: native, a 44.1 kHz rate island) → \
+            resample (libsoxr, high) → downmix (Lo/Ro to stereo) → limiter (-6 dBTP, so it works) → \
+            meter → jack-out.
             """)
 
     @Option(help: "Seconds measured per configuration (after warm-up).") var seconds: Double = 20
@@ -35,6 +39,7 @@ struct Live: ParsableCommand {
     var toneChannels: Int = 2
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
+    @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
 
     static let sampleRate = 48000
 
@@ -59,6 +64,15 @@ struct Live: ParsableCommand {
         let sourceList = try parsedList(sources, "sources", 1...64)
         let dir = try makeTempDirectory()
         defer { removeTree(dir) }
+        var chainFile: String?
+        if chain {
+            let path = dir + "/chain-5.1-44k1.wav"
+            if case .failure(let e) = renderInProcess(json: chainSourceJSON(path: path), directory: dir, blockFrames: 4096) {
+                print("FAILED to write the chain's 44.1 kHz 5.1 file: \(e.message)")
+                throw ExitCode.failure
+            }
+            chainFile = path
+        }
         let ecasound = noExternal ? nil : findOnPath("ecasound")
         let gst = noExternal ? nil : findOnPath("gst-launch-1.0")
         let gstHasJack = gst != nil && gstElementExists("jackaudiosink")
@@ -101,6 +115,11 @@ struct Live: ParsableCommand {
             }
             for n in sourceList {
                 rows.append(runAudioGraph(sources: n, server: name, window: window))
+                progress(rows.last!)
+            }
+            if let chainFile {
+                rows.append(runAudioGraph(name: chainRowName, json: chainGraphJSON(file: chainFile), clientName: "agraph-bench-chain",
+                                          directory: dir, server: name, window: window))
                 progress(rows.last!)
             }
             rows.append(runPlain(server: name, window: window, observer: observer))
@@ -169,6 +188,17 @@ struct Live: ParsableCommand {
                 }
                 print("    same, cold caches (8 MB written before each block; median): " + parts.joined(separator: ", "))
             }
+            if let chainFile {
+                // The chain cut after each stage (into jack-out): what each stage adds.
+                var parts: [String] = []
+                for stages in 1...4 {
+                    let ns = offlineRenderNanos(json: chainGraphJSON(file: chainFile, stages: stages), directory: dir,
+                                                block: period, maxFrames: liveMax)
+                    parts.append("… → \(chainStages[stages - 1]) " + (ns.map { "\(formatFixed($0 / 1000, 2)) µs" } ?? "failed"))
+                }
+                print("  block \(period), chain file 44.1k 5.1 cut after each stage, buses for \(liveMax) frames "
+                      + "(file reader thread not included): " + parts.joined(separator: ", "))
+            }
         }
 
         // Targets: process CPU per cycle at period 128.
@@ -191,6 +221,13 @@ struct Live: ParsableCommand {
                       + "\(formatFixed(a / 1000, 2)) µs, plain client \(formatFixed(p / 1000, 2)) µs: "
                       + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met"))" : ""))
             }
+            if let row = rows.first(where: { $0.name == chainRowName }), !row.callback.isEmpty {
+                let a = percentile(row.callback.sorted(), 50)
+                let cpu = row.processCPU.map { formatFixed($0, 1) } ?? "-"
+                let plainCPU = plain.processCPU.map { formatFixed($0, 1) } ?? "-"
+                print("chain, period \(period): callback median \(formatFixed(a / 1000, 2)) µs, plain client \(formatFixed(p / 1000, 2)) µs: "
+                      + "\(formatFixed(a / p, 2))×; process CPU \(cpu) µs/cycle, plain client \(plainCPU) µs/cycle")
+            }
         }
         let failed = summary.flatMap(\.rows).filter { $0.note.hasPrefix("FAILED") }
         if !failed.isEmpty { throw ExitCode.failure }
@@ -203,18 +240,21 @@ struct Live: ParsableCommand {
     }
 
     func runAudioGraph(sources n: Int, server: String, window: Window) -> LiveRow {
-        let name = audioGraphRowName(n)
+        runAudioGraph(name: audioGraphRowName(n), json: liveGraphJSON(sources: n, toneChannels: toneChannels),
+                      clientName: "agraph-bench-\(n)", directory: "/tmp", server: server, window: window)
+    }
+
+    func runAudioGraph(name: String, json: String, clientName: String, directory: String, server: String, window: Window) -> LiveRow {
         let binder = JACKPortBinder()
-        let json = liveGraphJSON(sources: n, toneChannels: toneChannels)
         let graph: ValidatedGraph
-        switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: "/tmp") {
+        switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: directory) {
         case .success(let g): graph = g
         case .failure(let e): return LiveRow(name: name, note: "FAILED: graph invalid: \(e)")
         }
         var options = RunningGraph.Options()
         options.server = .external
         options.serverName = server
-        options.clientName = "agraph-bench-\(n)"
+        options.clientName = clientName
         options.measureCycles = true
         if let maxFrames { options.maxFrames = maxFrames }
         options.threadInit = recordJACKThread
@@ -266,6 +306,85 @@ struct Live: ParsableCommand {
 }
 
 func audioGraphRowName(_ n: Int) -> String { "AudioGraph, \(n) source\(n == 1 ? "" : "s")" }
+
+let chainRowName = "AudioGraph chain: file 44.1k 5.1 → resample → downmix → limiter → meter"
+
+/// The chain's source file: 60 s of 5.1 tones at 44.1 kHz (a sine at
+/// -12 dBFS in every channel), tagged 5.1, float32 WAV.
+func chainSourceJSON(path: String) -> String {
+    """
+    {"format": "agraph/1", "sampleRate": 44100,
+     "nodes": [{"id": "tones", "type": "test-tone", "params": {"waveform": "sine", "frequency": 441, "level": -12, "channels": 6, "duration": 60}},
+               {"id": "tag", "type": "format-tag", "params": {"layout": "5.1"}},
+               {"id": "out", "type": "file-out", "params": {"path": "\(path)", "format": "wav", "sampleFormat": "float32"}}],
+     "links": [{"from": "tones", "to": "tag"}, {"from": "tag", "to": "out"}]}
+    """
+}
+
+/// The chain at the live rate (48 kHz): the 44.1 kHz file plays at its own
+/// rate (`resample: native`, a rate island, looping), the `resample` node
+/// brings it to 48 kHz on the audio thread, `downmix` folds 5.1 to stereo
+/// (Lo/Ro), the limiter holds -6 dBTP (the downmixed tones peak near
+/// -4.4 dBFS, so it limits), the meter measures, jack-out plays.
+/// `stages` < 4 cuts the chain after that many stages (into jack-out).
+func chainGraphJSON(file: String, stages: Int = 4) -> String {
+    let nodes = [
+        #"{"id": "to48k", "type": "resample", "params": {"quality": "high"}}"#,
+        #"{"id": "stereo", "type": "downmix", "params": {"layout": "stereo"}}"#,
+        #"{"id": "lim", "type": "limiter", "params": {"ceiling": -6}}"#,
+        #"{"id": "m", "type": "meter"}"#,
+    ].prefix(stages)
+    let ids = ["song", "to48k", "stereo", "lim", "m"].prefix(stages + 1) + ["out"]
+    let links = zip(ids, ids.dropFirst()).map { #"{"from": "\#($0)", "to": "\#($1)"}"# }
+    return """
+    {
+      "format": "agraph/1",
+      "name": "bench-live-chain",
+      "description": "agraph-bench live --chain: 44.1 kHz 5.1 file -> resample -> downmix -> limiter -> meter -> jack-out.",
+      "sampleRate": \(Live.sampleRate),
+      "nodes": [
+        {"id": "song", "type": "file", "params": {"path": "\(file)", "resample": "native", "loop": true}},
+        \(nodes.joined(separator: ",\n        ")),
+        {"id": "out", "type": "jack-out"}
+      ],
+      "links": [
+        \(links.joined(separator: ",\n        "))
+      ]
+    }
+
+    """
+}
+
+/// The chain's stages after the file, in order.
+let chainStages = ["resample", "downmix", "limiter", "meter"]
+
+/// Mean ns of `engine.render(frames: block)` for a graph, offline, hot
+/// caches, best of 5 × 2000 blocks (fed sources are serviced by their
+/// worker thread between blocks, not timed here).
+func offlineRenderNanos(json: String, directory: String, block: Int, maxFrames: Int) -> Double? {
+    let binder = JACKPortBinder()
+    guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
+        .validate(bytes: Array(json.utf8), file: "live.json", directory: directory),
+        let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames) else { return nil }
+    let engine = compiled.engine
+    engine.worker.start()
+    defer {
+        engine.worker.stop()
+        _ = engine.worker.finishJobs(completed: false)
+    }
+    var best = Double.infinity
+    for _ in 0..<5 {
+        var total: UInt64 = 0
+        for _ in 0..<2000 {
+            engine.worker.waitUntilReady(frames: block)
+            let t0 = MonotonicClock.nanoseconds()
+            engine.render(frames: block)
+            total += MonotonicClock.nanoseconds() - t0
+        }
+        best = min(best, Double(total) / 2000)
+    }
+    return best
+}
 
 /// N endless stereo sines at distinct frequencies → N-input mixer → jack-out
 /// (no connections). Each tone at 1/N so the sum peaks at 0 dBFS at most.
