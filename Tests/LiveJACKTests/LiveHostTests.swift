@@ -12,39 +12,7 @@ import Glibc
 /// restarted, latency reported as delay only (measured with jack_iodelay),
 /// the server's rate in the mismatch message, and the control surface's
 /// answers.
-final class LiveHostTests: XCTestCase {
-    static let rate = 48000.0
-    var dir: TemporaryDirectory!
-    var niceBefore: Int32 = 0
-
-    override func setUpWithError() throws {
-        dir = try TemporaryDirectory("agraph-host")
-        niceBefore = TestJACKServer.raiseThreadPriority()
-    }
-
-    override func tearDown() {
-        dir = nil
-        TestJACKServer.raiseThreadPriority(to: niceBefore)
-    }
-
-    func startGraph(_ json: String, server: String, clientName: String = "agraph-live") throws -> RunningGraph {
-        let binder = JACKPortBinder()
-        let graph = try GraphValidator(registry: .withJACK(binder))
-            .validate(bytes: Array(json.utf8), file: "live.json", directory: dir.path).get()
-        var options = RunningGraph.Options()
-        options.clientName = clientName
-        options.server = .external
-        options.serverName = server
-        return try RunningGraph(graph: graph, binder: binder, options: options)
-    }
-
-    /// The level of the last 0.1 s a recorder got on channel `c`, in dBFS.
-    static func recentLevel(_ rec: JACKRecorder, channel c: Int = 0) -> Double {
-        let n = rec.framesRecorded
-        guard n >= 4800 else { return -.infinity }
-        return SignalAnalysis.sineLevelDBFS(rec.samples(c, (n - 4800)..<n))
-    }
-
+final class LiveHostTests: LiveTestCase {
     // MARK: reconnect
 
     /// The server stops (SIGTERM) and a new one starts under the same name:
@@ -58,7 +26,7 @@ final class LiveHostTests: XCTestCase {
         defer { rec.abandon() }
         let manual = try JACKRecorder(server: server.name, name: "manual-rec", channels: 1, seconds: 20)
         defer { manual.abandon() }
-        let live = try startGraph(LiveJACKTests.toneGraph(channels: 1, gain: true, connect: "agraph-rec:in_*"),
+        let live = try startGraph(Self.toneGraph(channels: 1, gain: true, connect: "agraph-rec:in_*"),
                                   server: server.name)
         defer { live.stop() }
         let events = EventLog(live.events)
@@ -93,8 +61,8 @@ final class LiveHostTests: XCTestCase {
         defer { rec2.close() }
         let manual2 = try JACKRecorder(server: again.name, name: "manual-rec", channels: 1, seconds: 10)
         defer { manual2.close() }
-        XCTAssertTrue(rec2.waitForFrames(Int(0.5 * Self.rate), timeout: 10), "the connect pattern is applied again")
-        XCTAssertTrue(manual2.waitForFrames(Int(0.5 * Self.rate), timeout: 10), "the other connection is restored")
+        XCTAssertTrue(waitForSignal(rec2, seconds: 0.3), "the connect pattern is applied again")
+        XCTAssertTrue(waitForSignal(manual2, seconds: 0.3), "the other connection is restored")
         XCTAssertEqual(Self.recentLevel(rec2), -18, accuracy: 0.1, "the same engine: -12 dBFS tone, gain -6 still set")
         XCTAssertEqual(Self.recentLevel(manual2), -18, accuracy: 0.1)
         XCTAssertGreaterThan(live.engine.framePosition, before, "the graph carries on")
@@ -108,15 +76,12 @@ final class LiveHostTests: XCTestCase {
     func testCLIReconnectRunsAgainAfterTheServerRestarts() throws {
         let server = try TestJACKServer()
         defer { server.stop() }
-        let graph = dir.file("tone.json")
-        try LiveJACKTests.toneGraph(channels: 1, connect: "agraph-rec:in_*").write(toFile: graph, atomically: true, encoding: .utf8)
+        let graph = try writeGraph(Self.toneGraph(channels: 1, connect: "agraph-rec:in_*"))
         let first = try JACKRecorder(server: server.name, channels: 1, seconds: 5)
         defer { first.abandon() }
-        let cli = try CLIProcess(["run", graph, "--server", "external", "--server-name", server.name, "--reconnect", "--quiet"],
-                                 directory: dir.path)
+        let cli = try startAgraphRun(graph, server: server, ["--reconnect", "--quiet"])
         defer { cli.kill() }
-        XCTAssertNotNil(cli.waitForStderr("agraph: running", timeout: 15), cli.stderr)
-        XCTAssertTrue(first.waitForFrames(Int(0.6 * Self.rate), timeout: 10))
+        XCTAssertTrue(waitForSignal(first, seconds: 0.3), cli.stderr)
         XCTAssertEqual(Self.recentLevel(first), -12, accuracy: 0.1)
         server.stop()
         first.abandon()
@@ -126,36 +91,13 @@ final class LiveHostTests: XCTestCase {
         XCTAssertNotNil(cli.waitForStderr("running again", timeout: 20), cli.stderr)
         let rec = try JACKRecorder(server: again.name, channels: 1, seconds: 5)
         defer { rec.close() }
-        XCTAssertTrue(rec.waitForFrames(Int(0.5 * Self.rate), timeout: 10), "connected again by its pattern\n\(cli.stderr)")
+        XCTAssertTrue(waitForSignal(rec, seconds: 0.3), "connected again by its pattern\n\(cli.stderr)")
         XCTAssertEqual(Self.recentLevel(rec), -12, accuracy: 0.1)
         cli.send("quit")
-        XCTAssertTrue(cli.waitForExit(timeout: 15), cli.stderr)
-        XCTAssertEqual(cli.status, 0, cli.stderr)
+        assertExitsCleanly(cli)
     }
 
     // MARK: latency
-
-    /// `jack_iodelay` looped through `into` → `from`: the round trip and
-    /// the extra loopback latency it printed last (beyond the latencies the
-    /// ports report).
-    func iodelay(server: TestJACKServer, into input: String, from output: String) throws -> (roundTrip: Double?, extra: Int?) {
-        let script = """
-            t=$(mktemp)
-            stdbuf -o0 jack_iodelay > "$t" 2>&1 & p=$!
-            for i in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jack_delay:in$' && break; sleep 0.1; done
-            jack_connect jack_delay:out '\(input)' && jack_connect '\(output)' jack_delay:in
-            sleep 3
-            kill $p; wait $p 2>/dev/null
-            tr '\\r' '\\n' < "$t" | grep 'total roundtrip latency' | tail -1 | grep -o '[0-9.]* frames'
-            tr '\\r' '\\n' < "$t" | grep 'extra loopback latency' | tail -1 | grep -o '[0-9]* frames'
-            rm -f "$t"
-            """
-        let r = try server.tool("bash", ["-c", script], timeout: 20)
-        let lines = r.stdout.split(separator: "\n")
-        let round = lines.first.flatMap { Double($0.split(separator: " ").first ?? "") }
-        let extra = lines.dropFirst().first.flatMap { Int($0.split(separator: " ").first ?? "") }
-        return (round, extra)
-    }
 
     /// jack-in → gain → mixer ← file → jack-out: the file's ring is
     /// prefetch, so the live path reports what it delays, 0, and
@@ -163,31 +105,12 @@ final class LiveHostTests: XCTestCase {
     /// an extra loopback latency of 0 (it used to report 512 frames and
     /// print a negative, wrapped, extra latency).
     func testAFileFedMixerAddsNoLatencyMeasuredWithIodelay() throws {
-        try XCTSkipUnless(findExecutable("jack_iodelay") != nil && findExecutable("jack_thru") != nil
-                          && findExecutable("stdbuf") != nil, "jack_iodelay, jack_thru or stdbuf missing")
         let server = try TestJACKServer()
         defer { server.stop() }
         try writeSoundFile(dir.file("quiet.wav"), format: .wavFloat32, channels: 1, sampleRate: Self.rate,
                            samples: [Float](repeating: 0, count: 48000))
 
-        // jack_thru connects itself to the system ports; undo that, so that
-        // it is wired like the graph (only to jack_iodelay).
-        let thru = Process()
-        thru.executableURL = URL(fileURLWithPath: findExecutable("jack_thru") ?? "/usr/bin/jack_thru")
-        thru.environment = ["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"]
-        thru.standardOutput = FileHandle.nullDevice
-        thru.standardError = FileHandle.nullDevice
-        try thru.run()
-        defer { if thru.isRunning { thru.terminate(); thru.waitUntilExit() } }
-        let unwire = """
-            for i in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jack_thru:output_2$' && break; sleep 0.1; done
-            for p in 1 2; do jack_disconnect system:capture_$p jack_thru:input_$p; jack_disconnect jack_thru:output_$p system:playback_$p; done
-            exit 0
-            """
-        _ = try server.tool("bash", ["-c", unwire])
-        let viaThru = try iodelay(server: server, into: "jack_thru:input_1", from: "jack_thru:output_1")
-        thru.terminate()
-        thru.waitUntilExit()
+        let viaThru = try iodelayThroughJackThru(server: server)
 
         let live = try startGraph("""
             {"format": "agraph/1", "name": "mixthru", "nodes": [
@@ -216,8 +139,7 @@ final class LiveHostTests: XCTestCase {
         XCTAssertLessThanOrEqual(graphExtra, server.period, "not wrapped: the ports do not claim more than the loop delays")
 
         // And jack_lsp shows the same: the graph adds nothing on either port.
-        let lsp = try runTool("jack_lsp", ["-s", server.name, "-l"], environment: ["JACK_NO_START_SERVER": "1"])
-        let latencies = LiveJACKTests.parseLatencies(lsp.stdout)
+        let (latencies, lsp) = try Self.portLatencies(server: server)
         XCTAssertEqual(latencies["agraph-mix:out_1"]?.capture, [0, 0], lsp.stdout)
         XCTAssertEqual(latencies["agraph-mix:in_1"]?.playback, [0, 0], lsp.stdout)
     }
@@ -229,7 +151,7 @@ final class LiveHostTests: XCTestCase {
     func testARateMismatchNamesTheServersRate() throws {
         let server = try TestJACKServer()
         defer { server.stop() }
-        let json = LiveJACKTests.toneGraph(connect: nil).replacingOccurrences(of: "\"sampleRate\": 48000", with: "\"sampleRate\": 44100")
+        let json = Self.toneGraph(connect: nil).replacingOccurrences(of: "\"sampleRate\": 48000", with: "\"sampleRate\": 44100")
         XCTAssertThrowsError(try startGraph(json, server: server.name)) { error in
             let text = "\(error)"
             XCTAssertTrue(text.contains("the JACK server runs at 48000 Hz but the graph at 44100 Hz"), text)

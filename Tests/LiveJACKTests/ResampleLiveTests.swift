@@ -12,20 +12,7 @@ import Glibc
 /// `resample` node from a rate island on the other. The recording holds
 /// the right frequency and length on both, and the node's path is late by
 /// exactly the latency it reports.
-final class ResampleLiveTests: XCTestCase {
-    var dir: TemporaryDirectory!
-    var niceBefore: Int32 = 0
-
-    override func setUpWithError() throws {
-        dir = try TemporaryDirectory("agraph-resample-live")
-        niceBefore = TestJACKServer.raiseThreadPriority()
-    }
-
-    override func tearDown() {
-        dir = nil
-        TestJACKServer.raiseThreadPriority(to: niceBefore)
-    }
-
+final class ResampleLiveTests: LiveTestCase {
     func testA44k1FilePlaysLiveInA48kGraph() throws {
         let seconds = 3.0
         let frames = Int(seconds * 44100)
@@ -50,15 +37,7 @@ final class ResampleLiveTests: XCTestCase {
             defer { server.stop() }
             let rec = try JACKRecorder(server: server.name, channels: 2, seconds: seconds + 4)
             defer { rec.close() }
-            let binder = JACKPortBinder()
-            let graph = try GraphValidator(registry: .withJACK(binder))
-                .validate(bytes: Array(json.utf8), file: "live.json", directory: dir.path).get()
-            var options = RunningGraph.Options()
-            options.period = server.period
-            options.clientName = "agraph-live"
-            options.server = .external
-            options.serverName = server.name
-            let live = try RunningGraph(graph: graph, binder: binder, options: options)
+            let live = try startGraph(json, server: server.name) { $0.period = server.period }
             let latency = try XCTUnwrap(live.engine.node("rs")).latency
             XCTAssertGreaterThan(latency, 0)
             // Wait until the graph has played it all, then a little more.

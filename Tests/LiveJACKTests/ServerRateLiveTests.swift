@@ -5,16 +5,9 @@ import TestSupport
 
 /// A graph without `"sampleRate"` runs at the server's rate; one that names
 /// another rate is refused before activation, with the fix named.
-final class ServerRateLiveTests: XCTestCase {
+final class ServerRateLiveTests: LiveTestCase {
     func start(_ json: String, server: TestJACKServer) throws -> RunningGraph {
-        let binder = JACKPortBinder()
-        let graph = try GraphValidator(registry: .withJACK(binder))
-            .validate(bytes: Array(json.utf8), file: "rate.json", directory: "/tmp").get()
-        var options = RunningGraph.Options()
-        options.clientName = "agraph-rate"
-        options.server = .external
-        options.serverName = server.name
-        return try RunningGraph(graph: graph, binder: binder, options: options)
+        try startGraph(json, server: server.name, clientName: "agraph-rate")
     }
 
     /// At 44 100 Hz on the server, a 1 kHz tone of a graph without a rate

@@ -29,6 +29,29 @@ private let silenceJACKOnce: Void = {
 
 private let serverCounter = Atomic<Int>(0)
 
+/// What the live tests adapt when they run under ThreadSanitizer.
+///
+/// TSan slows instrumented code (the graph's process callback, the worker,
+/// the recorder, agraph subprocesses) several times over, while the dummy
+/// server keeps wall-clock deadlines: at 256 frames (5.3 ms) a period is
+/// missed for that reason alone. Under TSan the test servers run at 1024
+/// frames (21 ms), and waits and tolerances expressed in wall-clock time are
+/// scaled by `slowdown`. Checks expressed in samples stay exact.
+public enum LiveTiming {
+    /// Whether this process is built with ThreadSanitizer (its runtime,
+    /// linked into the test executable, exports `__tsan_init`).
+    public static let isThreadSanitized: Bool = dlsym(nil, "__tsan_init") != nil
+
+    /// The period of test servers, in frames: 256, or 1024 under TSan.
+    public static let period = isThreadSanitized ? 1024 : 256
+
+    /// The factor for waits and wall-clock tolerances: 1, or 4 under TSan.
+    public static let slowdown: Double = isThreadSanitized ? 4 : 1
+
+    /// `seconds`, scaled by `slowdown`.
+    public static func seconds(_ seconds: Double) -> Double { seconds * slowdown }
+}
+
 /// The full path of an executable found on PATH (or in /usr/bin), or nil.
 public func findExecutable(_ name: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
@@ -55,34 +78,16 @@ public struct ToolResult: Sendable {
 /// after `timeout` s. `environment` entries are added to this process's.
 public func runTool(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                     timeout: Double = 20) throws -> ToolResult {
-    guard let path = executable.contains("/") ? executable : findExecutable(executable) else {
-        throw JACKTestError("\(executable) is not installed")
-    }
     let dir = NSTemporaryDirectory() + "/agraph-tool-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    _ = FileManager.default.createFile(atPath: dir + "/out", contents: nil)
-    _ = FileManager.default.createFile(atPath: dir + "/err", contents: nil)
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/out"))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/err"))
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = arguments
-    p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    p.standardInput = FileHandle.nullDevice
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while p.isRunning && Date() < deadline { usleep(5_000) }
-    if p.isRunning {
-        kill(p.processIdentifier, SIGKILL)
+    let p = try ChildProcess([executable] + arguments, environment: environment,
+                             stdout: .file(dir + "/out"), stderr: .file(dir + "/err"))
+    if !p.waitUntilExit(timeout: timeout) {
+        p.send(SIGKILL)
         p.waitUntilExit()
         throw JACKTestError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
     }
-    p.waitUntilExit()
-    try out.close()
-    try err.close()
     return ToolResult(status: p.terminationStatus,
                       stdout: (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? "",
                       stderr: (try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? "")
@@ -103,8 +108,8 @@ public final class TestJACKServer: @unchecked Sendable {
     public let name: String
     public let sampleRate: Int
     public let period: Int
-    public let process: Process
-    private let watchdog: Process?
+    public let process: ChildProcess
+    private let watchdog: ChildProcess?
     private let logPath: String
     private var stopped = false
     private var killed = false
@@ -141,18 +146,12 @@ public final class TestJACKServer: @unchecked Sendable {
         return arguments
     }
 
-    static func launch(_ command: [String], output: FileHandle?) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: command[0])
-        p.arguments = Array(command.dropFirst())
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = output ?? FileHandle.nullDevice
-        p.standardError = output ?? FileHandle.nullDevice
-        try p.run()
-        return p
+    static func launch(_ command: [String], log: String?) throws -> ChildProcess {
+        guard let log else { return try ChildProcess(command) }
+        return try ChildProcess(command, stdout: .file(log), stderr: .sameAsStdout)
     }
 
-    public init(name: String = TestJACKServer.uniqueName(), sampleRate: Int = 48000, period: Int = 256,
+    public init(name: String = TestJACKServer.uniqueName(), sampleRate: Int = 48000, period: Int = LiveTiming.period,
                 timeout: Double = 15) throws {
         _ = silenceJACKOnce
         self.name = name
@@ -160,18 +159,15 @@ public final class TestJACKServer: @unchecked Sendable {
         self.period = period
         let command = try Self.command(name: name, sampleRate: sampleRate, period: period)
         logPath = NSTemporaryDirectory() + "/\(name).log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        defer { try? log.close() }
-        let p = try Self.launch(command, output: log)
+        let p = try Self.launch(command, log: logPath)
         process = p
         // Should this process die: kill the server, then free its registry
         // entry by starting and stopping the name once more.
         let again = command.map { "'\($0)'" }.joined(separator: " ")
         watchdog = try? Self.launch(["/bin/sh", "-c", """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
-            kill -9 \(p.processIdentifier) 2>/dev/null && sleep 0.5 && { \(again) & J=$!; sleep 3; kill -TERM $J; }
-            """], output: nil)
+            kill -9 \(p.pid) 2>/dev/null && sleep 0.5 && { \(again) & J=$!; sleep 3; kill -TERM $J; }
+            """], log: nil)
         let deadline = Date().addingTimeInterval(timeout)
         while !Self.acceptsClients(name) {
             if !p.isRunning {
@@ -189,7 +185,7 @@ public final class TestJACKServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
     public var isRunning: Bool { process.isRunning }
 
     /// What jackd printed so far.
@@ -235,7 +231,7 @@ public final class TestJACKServer: @unchecked Sendable {
     /// reaps it.
     public func kill9() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.send(SIGKILL)
             killed = true
         }
         process.waitUntilExit()
@@ -247,15 +243,13 @@ public final class TestJACKServer: @unchecked Sendable {
         guard !stopped else { return }
         stopped = true
         if let watchdog, watchdog.isRunning {
-            kill(watchdog.processIdentifier, SIGKILL)
+            watchdog.send(SIGKILL)
             watchdog.waitUntilExit()
         }
         if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(3)
-            while process.isRunning && Date() < deadline { usleep(5_000) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            process.send(SIGTERM)
+            if !process.waitUntilExit(timeout: 3) {
+                process.send(SIGKILL)
                 killed = true
             }
         }
@@ -269,14 +263,12 @@ public final class TestJACKServer: @unchecked Sendable {
     /// removes the semaphores its clients left in /dev/shm.
     static func reclaim(name: String, sampleRate: Int, period: Int) {
         guard let command = try? Self.command(name: name, sampleRate: sampleRate, period: period),
-              let p = try? launch(command, output: nil) else { return }
+              let p = try? launch(command, log: nil) else { return }
         let deadline = Date().addingTimeInterval(10)
         while p.isRunning && !acceptsClients(name) && Date() < deadline { usleep(20_000) }
         if p.isRunning {
-            kill(p.processIdentifier, SIGTERM)
-            let stopBy = Date().addingTimeInterval(3)
-            while p.isRunning && Date() < stopBy { usleep(5_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            p.send(SIGTERM)
+            if !p.waitUntilExit(timeout: 3) { p.send(SIGKILL) }
         }
         p.waitUntilExit()
         let marker = "_\(name)_"
