@@ -101,22 +101,7 @@ public final class DelayLine: @unchecked Sendable {
     @_noLocks
     static func delay(_ src: UnsafePointer<Float>, into dst: UnsafeMutablePointer<Float>,
                       ring: UnsafeMutablePointer<Float>, capacity: Int, writeIndex: Int, delay: Int, count: Int) {
-        var w = writeIndex
-        var i = 0
-        while i < count {
-            ring[w] = src[i]
-            w += 1
-            if w == capacity { w = 0 }
-            i += 1
-        }
-        var r = writeIndex - delay
-        if r < 0 { r += capacity }
-        i = 0
-        while i < count {
-            dst[i] = ring[r]
-            r += 1
-            if r == capacity { r = 0 }
-            i += 1
-        }
+        Kernels.ringWrite(src, count: count, ring: ring, capacity: capacity, at: writeIndex)
+        Kernels.ringRead(ring, capacity: capacity, at: writeIndex, delay: delay, count: count, into: dst)
     }
 }

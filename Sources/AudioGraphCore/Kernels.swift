@@ -104,6 +104,36 @@ public enum Kernels {
     }
 
     /// Largest absolute sample value.
+    /// Writes `count` samples of `src` into a ring of `capacity` samples
+    /// from index `at` on, wrapping. [audio-thread]
+    @inlinable @_noLocks
+    public static func ringWrite(_ src: UnsafePointer<Float>, count: Int, ring: UnsafeMutablePointer<Float>, capacity: Int, at: Int) {
+        var w = at
+        var i = 0
+        while i < count {
+            ring[w] = src[i]
+            w += 1
+            if w == capacity { w = 0 }
+            i += 1
+        }
+    }
+
+    /// `dst[i] = ring[at + i − delay]` in a ring of `capacity` samples,
+    /// wrapping (`delay` ≤ `capacity`). [audio-thread]
+    @inlinable @_noLocks
+    public static func ringRead(_ ring: UnsafePointer<Float>, capacity: Int, at: Int, delay: Int, count: Int,
+                                into dst: UnsafeMutablePointer<Float>) {
+        var r = at - delay
+        if r < 0 { r += capacity }
+        var i = 0
+        while i < count {
+            dst[i] = ring[r]
+            r += 1
+            if r == capacity { r = 0 }
+            i += 1
+        }
+    }
+
     @inlinable @_noLocks
     public static func peak(_ src: UnsafePointer<Float>, count: Int) -> Float {
         var m: Float = 0

@@ -187,7 +187,7 @@ final class DelayNode: RenderNode {
         let capacity = s.capacity
         var c = 0
         while c < channels {
-            Self.write(input.channel(c), count: n, ring: ring + c * capacity, capacity: capacity, at: s.writeIndex)
+            Kernels.ringWrite(input.channel(c), count: n, ring: ring + c * capacity, capacity: capacity, at: s.writeIndex)
             c += 1
         }
         // The longest delay in this block decides where the stream ends.
@@ -219,7 +219,7 @@ final class DelayNode: RenderNode {
             } else {
                 c = 0
                 while c < channels {
-                    Self.read(ring + c * capacity, capacity: capacity, at: at, delay: s.current,
+                    Kernels.ringRead(ring + c * capacity, capacity: capacity, at: at, delay: s.current,
                               count: n - done, into: output.channel(c) + done)
                     c += 1
                 }
@@ -233,32 +233,6 @@ final class DelayNode: RenderNode {
         output.state = st
     }
 
-    /// Writes `count` samples into the ring from `at` on. [audio-thread]
-    @_noLocks
-    static func write(_ src: UnsafePointer<Float>, count: Int, ring: UnsafeMutablePointer<Float>, capacity: Int, at: Int) {
-        var w = at
-        var i = 0
-        while i < count {
-            ring[w] = src[i]
-            w += 1
-            if w == capacity { w = 0 }
-            i += 1
-        }
-    }
-
-    /// `dst[i] = ring[at + i − delay]`. [audio-thread]
-    @_noLocks
-    static func read(_ ring: UnsafePointer<Float>, capacity: Int, at: Int, delay: Int, count: Int, into dst: UnsafeMutablePointer<Float>) {
-        var r = at - delay
-        if r < 0 { r += capacity }
-        var i = 0
-        while i < count {
-            dst[i] = ring[r]
-            r += 1
-            if r == capacity { r = 0 }
-            i += 1
-        }
-    }
 
     /// `dst[i] = (1 − t)·ring[at + i − from] + t·ring[at + i − to]`, `t`
     /// rising from `t0 + step` by `step` a sample. [audio-thread]

@@ -109,16 +109,7 @@ public enum TruePeak {
     /// points, updated).
     @inline(__always) @_noLocks
     static func refinedWindowPeak(_ w: UnsafePointer<Float>, _ h: UnsafePointer<Float>, _ last: UnsafeMutablePointer<Float>) -> Float {
-        var y0: Float = 0, y1: Float = 0, y2: Float = 0, y3: Float = 0
-        var j = 0
-        while j < 12 {
-            let x = w[j]
-            y0 += h[j] * x
-            y1 += h[12 + j] * x
-            y2 += h[24 + j] * x
-            y3 += h[36 + j] * x
-            j += 1
-        }
+        let (y0, y1, y2, y3) = phases(w, h)
         var m = abs(w[6])
         let s5 = abs(w[5])
         if s5 > m { m = s5 }
@@ -133,6 +124,23 @@ public enum TruePeak {
         last[0] = y2
         last[1] = y3
         return m
+    }
+
+    /// The four 4× points after `x[n − 6]` (the filter's 12 taps per phase
+    /// over `w[j] = x[n − j]`), in the order the same sums always ran.
+    @inline(__always) @_noLocks
+    static func phases(_ w: UnsafePointer<Float>, _ h: UnsafePointer<Float>) -> (Float, Float, Float, Float) {
+        var y0: Float = 0, y1: Float = 0, y2: Float = 0, y3: Float = 0
+        var j = 0
+        while j < 12 {
+            let x = w[j]
+            y0 += h[j] * x
+            y1 += h[12 + j] * x
+            y2 += h[24 + j] * x
+            y3 += h[36 + j] * x
+            j += 1
+        }
+        return (y0, y1, y2, y3)
     }
 
     /// The peak of the parabola through three equally spaced points whose
@@ -150,16 +158,7 @@ public enum TruePeak {
     /// `w[j] = x[n − j]`: the peak of the four phases and of `x[n − 6]`, `x[n − 5]`.
     @inline(__always) @_noLocks
     static func windowPeak(_ w: UnsafePointer<Float>, _ h: UnsafePointer<Float>) -> Float {
-        var y0: Float = 0, y1: Float = 0, y2: Float = 0, y3: Float = 0
-        var j = 0
-        while j < 12 {
-            let x = w[j]
-            y0 += h[j] * x
-            y1 += h[12 + j] * x
-            y2 += h[24 + j] * x
-            y3 += h[36 + j] * x
-            j += 1
-        }
+        let (y0, y1, y2, y3) = phases(w, h)
         var m = abs(w[6])
         let s5 = abs(w[5])
         if s5 > m { m = s5 }
