@@ -39,7 +39,8 @@
 //   agraph-bench       benchmarks (run in release)
 //   fuzz-*, FuzzSupport  libFuzzer targets (Fuzz/, scripts/fuzz)
 // Tests
-//   TestSupport        shared test helpers (MallocCounter over CAGraphAllocCount)
+//   TestSupport        shared test helpers: MallocCounter (over CAGraphAllocCount), the plugin
+//                      and C ABI harnesses, JACK test servers and recorders, ChildProcess
 //   TestDoubleDAA      a test double of the DAA library's interface (NOT a decoder)
 //   AbiMismatchPlugin, HugeCountsPlugin, AllocatingPlugin   plugin fixtures that must be refused
 //   *Tests             XCTest suites (Tests/)
