@@ -5,38 +5,11 @@ import XCTest
 /// `agraph analyze` and loudness normalization through `agraph render`, run
 /// as a user would.
 final class AnalyzeTests: XCTestCase {
-    static let repoRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repoRoot: URL = CLITests.repoRoot
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    func agraph(_ arguments: [String]) throws -> Run {
-        let (path, searched) = locateAgraph()
-        guard let path else { throw XCTSkip("agraph not found next to the test bundle (searched \(searched))") }
-        let dir = try TemporaryDirectory()
-        let outPath = dir.file("stdout"), errPath = dir.file("stderr")
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = arguments
-        p.currentDirectoryURL = Self.repoRoot
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        p.waitUntilExit()
-        try out.close()
-        try err.close()
-        XCTAssertEqual(p.terminationReason, .exit, "agraph \(arguments) was killed by a signal")
-        return Run(status: p.terminationStatus, stdout: try String(contentsOfFile: outPath, encoding: .utf8),
-                   stderr: try String(contentsOfFile: errPath, encoding: .utf8))
+    /// `agraph ARGUMENTS` as `CLITests` runs it.
+    func agraph(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> CLITests.Run {
+        try CLITests.agraph(arguments: arguments, file: file, line: line)
     }
 
     /// A stereo 1 kHz sine at `dBFS` in both channels (EBU Tech 3341 case 1

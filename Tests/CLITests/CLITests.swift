@@ -28,10 +28,17 @@ final class CLITests: XCTestCase {
 
     /// Runs agraph with `arguments` in the repository folder.
     func agraph(_ arguments: String..., file: StaticString = #filePath, line: UInt = #line) throws -> Run {
-        try agraph(arguments: arguments, file: file, line: line)
+        try Self.agraph(arguments: arguments, file: file, line: line)
     }
 
     func agraph(arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+        try Self.agraph(arguments: arguments, file: file, line: line)
+    }
+
+    /// Runs the built `agraph` from the repository root, stdin closed;
+    /// fails the calling test if it was killed or printed a crash report.
+    /// [any test of the CLITests target]
+    static func agraph(arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Run {
         let fm = FileManager.default
         let tmp = fm.temporaryDirectory.appendingPathComponent("agraph-cli-\(UUID().uuidString)")
         try fm.createDirectory(at: tmp, withIntermediateDirectories: true)
