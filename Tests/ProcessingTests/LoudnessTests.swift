@@ -150,21 +150,27 @@ final class LoudnessTests: XCTestCase {
         }
     }
 
+    /// A true-peak case's 5 s stereo sine, with 20 ms raised-cosine fades:
+    /// an abrupt start or end would ring in any oversampling filter (Gibbs)
+    /// above the steady peak.
+    static func truePeakSignal(_ t: (name: String, frequency: Double, phaseDegrees: Double, peakDBFS: Double, expected: Double)) -> [Float] {
+        var samples = sineProgram([(levels: [t.peakDBFS, t.peakDBFS], seconds: 5)], frequency: t.frequency,
+                                  phase: t.phaseDegrees * .pi / 180)
+        let fade = 960, frames = samples.count / 2
+        for i in 0..<fade {
+            let g = Float(0.5 - 0.5 * cos(Double.pi * Double(i) / Double(fade)))
+            for c in 0..<2 {
+                samples[2 * i + c] *= g
+                samples[2 * (frames - 1 - i) + c] *= g
+            }
+        }
+        return samples
+    }
+
     func testTech3341TruePeakCases15To19() throws {
         let dir = try TemporaryDirectory()
         for t in Self.truePeakCases {
-            var samples = Self.sineProgram([(levels: [t.peakDBFS, t.peakDBFS], seconds: 5)], frequency: t.frequency,
-                                           phase: t.phaseDegrees * .pi / 180)
-            // 20 ms raised-cosine fades: an abrupt start or end would ring
-            // in any oversampling filter (Gibbs) above the steady peak.
-            let fade = 960, frames = samples.count / 2
-            for i in 0..<fade {
-                let g = Float(0.5 - 0.5 * cos(Double.pi * Double(i) / Double(fade)))
-                for c in 0..<2 {
-                    samples[2 * i + c] *= g
-                    samples[2 * (frames - 1 - i) + c] *= g
-                }
-            }
+            let samples = Self.truePeakSignal(t)
             let path = dir.file("\(t.name).wav")
             try Self.write(samples, channels: 2, to: path)
             let r = try render(path)

@@ -153,17 +153,7 @@ final class TruePeakTests: XCTestCase {
     /// kernel reads −6.30 dBTP, libebur128 −5.98, within 0.35 dB.
     func testAgreesWithLibebur128OnTheTech3341TruePeakCases() throws {
         for t in LoudnessTests.truePeakCases {
-            var samples = LoudnessTests.sineProgram([(levels: [t.peakDBFS, t.peakDBFS], seconds: 5)], frequency: t.frequency,
-                                                    phase: t.phaseDegrees * .pi / 180)
-            // The same 20 ms raised-cosine fades as LoudnessTests.
-            let fade = 960, frames = samples.count / 2
-            for i in 0..<fade {
-                let g = Float(0.5 - 0.5 * cos(Double.pi * Double(i) / Double(fade)))
-                for c in 0..<2 {
-                    samples[2 * i + c] *= g
-                    samples[2 * (frames - 1 - i) + c] *= g
-                }
-            }
+            let samples = LoudnessTests.truePeakSignal(t)
             for (c, r) in try Self.compare(samples, channels: 2).enumerated() {
                 XCTAssertEqual(r.scanner, r.libebur128, accuracy: t.name == "3341-17" ? 0.35 : 0.1, "\(t.name), channel \(c)")
                 // EBU Tech 3341: expected true peak +0.2 / −0.4 dB.
