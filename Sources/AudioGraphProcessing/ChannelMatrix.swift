@@ -151,3 +151,18 @@ final class ChannelMatrixNode: RenderNode {
         output.state = input.state
     }
 }
+
+extension ChannelMatrixNode {
+    /// The node of a channel type (channel-map, downmix, upmix): resolves
+    /// the type again for the instance and builds the node from the
+    /// `matrix` (rows: outputs, columns: input channels) that gives.
+    /// [main-thread]
+    static func make(_ c: InstanceContext, matrix: (ResolveContext) -> [[Double]]?) throws -> ChannelMatrixNode {
+        let rc = ResolveContext(nodeID: c.nodeID, parameters: c.parameters, inputFormats: c.inputFormats,
+                                sampleRate: c.sampleRate, directory: c.directory)
+        guard let m = matrix(rc), let input = c.inputFormats.first else {
+            throw EngineError("'\(c.nodeID)': " + (rc.issues.first?.message ?? "no input"))
+        }
+        return ChannelMatrixNode(matrix: m, columns: input.channels)
+    }
+}

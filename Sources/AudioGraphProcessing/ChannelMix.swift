@@ -300,11 +300,6 @@ public struct ChannelMixType: NodeType {
 
     /// [main-thread]
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
-        let rc = ResolveContext(nodeID: c.nodeID, parameters: c.parameters, inputFormats: c.inputFormats,
-                                sampleRate: c.sampleRate, directory: c.directory)
-        guard let plan = plan(rc), let input = c.inputFormats.first else {
-            throw EngineError("'\(c.nodeID)': " + (rc.issues.first?.message ?? "no input"))
-        }
-        return ChannelMatrixNode(matrix: plan.matrix, columns: input.channels)
+        try ChannelMatrixNode.make(c) { plan($0)?.matrix }
     }
 }

@@ -95,12 +95,9 @@ public struct ChannelMapType: NodeType {
 
     /// [main-thread]
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
-        let rc = ResolveContext(nodeID: c.nodeID, parameters: c.parameters, inputFormats: c.inputFormats,
-                                sampleRate: c.sampleRate, directory: c.directory)
-        guard let plan = plan(rc), let input = c.inputFormats.first else {
-            throw EngineError("'\(c.nodeID)': " + (rc.issues.first?.message ?? "no input"))
+        try ChannelMatrixNode.make(c) { rc in
+            guard let plan = plan(rc), let columns = rc.input?.channels else { return nil }
+            return plan.sources.map { k in (0..<columns).map { $0 == k ? 1.0 : 0.0 } }
         }
-        let matrix = plan.sources.map { k in (0..<input.channels).map { $0 == k ? 1.0 : 0.0 } }
-        return ChannelMatrixNode(matrix: matrix, columns: input.channels)
     }
 }
