@@ -87,7 +87,7 @@ public final class CompiledGraph: @unchecked Sendable {
         valuesLock.withLock { $0[address] = value }
     }
 
-    private let valuesLock = Mutex<[String: Double]>([:])
+    private let valuesLock = Locked<[String: Double]>([:])
 
     /// The number a word stands for at `address`: a number, true/false/on/off,
     /// or the name of one of a choice parameter's options (its index).

@@ -25,7 +25,7 @@ public struct ParameterChange: Sendable, Equatable, BitwiseCopyable {
 /// the start of each block, lock-free.
 public final class ParameterQueue: @unchecked Sendable {
     private let ring: SPSCRing<ParameterChange>
-    private let producers = Mutex<Void>(())
+    private let producers = Locked<Void>(())
     /// Changes refused because the queue was full.
     public let dropped = Atomic<Int>(0)
 

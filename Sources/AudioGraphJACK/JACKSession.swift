@@ -54,7 +54,7 @@ final class JACKSession: @unchecked Sendable {
     /// at most, and whenever JACK's callbacks wake it).
     static let peakTicks = 2
     /// Peaks over the window, published for `status`. [any thread reads]
-    let peaks = Mutex<[PortPeak]>([])
+    let peaks = Locked<[PortPeak]>([])
     /// JACK's DSP load (Double bits), read at each tick. [any thread reads]
     let cpuLoad = Atomic<UInt64>(0)
 

@@ -73,7 +73,7 @@ struct LatencyPlan: @unchecked Sendable {
 
 /// Holds the published `LatencyPlan`; JACK's latency callback reads it.
 final class LatencyPublisher: @unchecked Sendable {
-    private let plan = Mutex(LatencyPlan())
+    private let plan = Locked(LatencyPlan())
 
     /// Replaces the plan. [owner-thread]
     func publish(_ new: LatencyPlan) { plan.withLock { $0 = new } }

@@ -16,7 +16,7 @@ import Glibc
 /// `start`, `stop`: [the thread that made it].
 final class OwnerThread: @unchecked Sendable {
     private let wakeup: Wakeup
-    private let jobs = Mutex<[Job]>([])
+    private let jobs = Locked<[Job]>([])
     private let stopping = Atomic<Bool>(false)
     private let threadID = Atomic<UInt>(0)
     private var thread: pthread_t?

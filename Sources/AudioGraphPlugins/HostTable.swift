@@ -26,7 +26,7 @@ public enum PluginLog {
     }
     struct WeakHost { weak var host: PluginHost? }
 
-    static let state = Mutex<State>(State())
+    static let state = Locked<State>(State())
 
     /// Every message logged since the last drain, oldest first per node,
     /// one line each: `node 'dec' (daa): warning: text`; then, per node, how

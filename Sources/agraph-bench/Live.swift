@@ -536,7 +536,7 @@ struct CPUTime {
 let jackThreadTIDs = JACKThreadIDs()
 
 final class JACKThreadIDs: Sendable {
-    private let ids = Mutex<[Int32]>([])
+    private let ids = Locked<[Int32]>([])
     func reset() { ids.withLock { $0.removeAll() } }
     /// [a JACK thread, once at its start: not on the real-time path]
     func add(_ tid: Int32) { ids.withLock { $0.append(tid) } }
