@@ -341,10 +341,17 @@ public final class TruePeakScanner: @unchecked Sendable {
     /// peaks; sums of squares equal to about 1e-6, summed in another order).
     public let vectorised: Bool
 
+    /// The channels this scanner measures (all by default; `agraph analyze`
+    /// splits them between two threads, one scanner each). Readings of
+    /// other channels are 0.
+    public let measured: Range<Int>
+
     /// [main-thread]
-    public init(channels: Int, chunkFrames: Int = 8192, vectorised: Bool = TruePeak.vectorisedByDefault) {
+    public init(channels: Int, measuring: Range<Int>? = nil, chunkFrames: Int = 8192,
+                vectorised: Bool = TruePeak.vectorisedByDefault) {
         self.vectorised = vectorised
         self.channels = max(channels, 1)
+        measured = (measuring ?? 0..<self.channels).clamped(to: 0..<self.channels)
         self.chunkFrames = max(chunkFrames, 16)
         splat = TruePeak.makeSplatTaps()
         channelStride = self.chunkFrames + 12
@@ -374,8 +381,8 @@ public final class TruePeakScanner: @unchecked Sendable {
         while done < count {
             let n = min(chunkFrames, count - done)
             let block = src + done * channels
-            var c = 0
-            while c < channels {
+            var c = measured.lowerBound
+            while c < measured.upperBound {
                 // work[1 ..< 12]: the 11 samples before this chunk; the chunk from 12.
                 let base = work + c * channelStride
                 let dst = base + 12
@@ -399,19 +406,19 @@ public final class TruePeakScanner: @unchecked Sendable {
     /// Channel `c`'s true peak so far (linear): the largest interpolated
     /// value or sample. [owner thread; realtime-safe]
     public func truePeak(channel c: Int) -> Double {
-        guard c >= 0, c < channels else { return 0 }
+        guard measured.contains(c) else { return 0 }
         return Double(max(peaks[c], samplePeaks[c]))
     }
 
     /// Channel `c`'s largest |sample| so far (linear). [owner thread; realtime-safe]
     public func samplePeak(channel c: Int) -> Double {
-        guard c >= 0, c < channels else { return 0 }
+        guard measured.contains(c) else { return 0 }
         return Double(samplePeaks[c])
     }
 
     /// Channel `c`'s mean square so far (0 before any frame). [owner thread; realtime-safe]
     public func meanSquare(channel c: Int) -> Double {
-        guard c >= 0, c < channels, frames > 0 else { return 0 }
+        guard measured.contains(c), frames > 0 else { return 0 }
         return squares[c] / Double(frames)
     }
 }

@@ -8,7 +8,7 @@ import Glibc
 
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure audio files: EBU R128 loudness (libebur128), loudness range, true and sample peak, per-channel peak and RMS.",
+        abstract: "Measure audio files: EBU R128 loudness (ITU-R BS.1770-4), loudness range, true and sample peak, per-channel peak and RMS.",
         discussion: """
             Integrated loudness (LUFS, gated, ITU-R BS.1770-4), loudness range (LU, EBU Tech 3342), \
             true peak (dBTP, 4x oversampled), sample peak (dBFS), each channel's peak and RMS (dBFS), \
@@ -138,8 +138,8 @@ struct FileLoudness {
     /// `sf_readf_float`, `blockFrames` at a time) into `slotCount` buffers
     /// and measures true peak, sample peak and RMS in one vectorised pass
     /// (`TruePeakScanner`); a worker thread feeds the same buffers to
-    /// libebur128 (integrated loudness and LRA, histogram mode, without its
-    /// own peak measurements). A buffer is reused only after the worker is
+    /// `ProgrammeLoudness` (K-weighting and gating: integrated loudness and
+    /// LRA). A buffer is reused only after the worker is
     /// done with it (two counting semaphores: free and filled slots).
     /// - Parameter progress: called every block with the seconds read;
     ///   returns false to stop (throws `Interrupted`).
@@ -147,10 +147,15 @@ struct FileLoudness {
     static func measure(_ file: SoundFile, progress: (Double) -> Bool) throws -> FileLoudness {
         defer { try? file.close() }
         let channels = file.channels
-        let meter = try EBUR128Meter(channels: channels, sampleRate: file.sampleRate, layout: file.layout,
-                                     truePeak: false, samplePeak: false)
-        let scanner = TruePeakScanner(channels: channels)
-        let pipeline = LoudnessWorker(meter: meter, slots: slotCount, slotSamples: blockFrames * channels)
+        let meter = try ProgrammeLoudness(channels: channels, sampleRate: file.sampleRate,
+                                          weights: ProgrammeLoudness.weights(layout: file.layout, channels: channels))
+        // The channels' true-peak scans split between the two threads: the
+        // first half here (with the reading), the rest beside the loudness.
+        let split = (channels + 1) / 2
+        let scanner = TruePeakScanner(channels: channels, measuring: 0..<split)
+        let workerScanner = TruePeakScanner(channels: channels, measuring: split..<channels)
+        let pipeline = LoudnessWorker(meter: meter, scanner: workerScanner, slots: slotCount,
+                                      slotSamples: blockFrames * channels)
         pipeline.start()
         var frames = 0
         var slot = 0
@@ -172,14 +177,16 @@ struct FileLoudness {
         if interrupted { throw Interrupted() }
         if let why = file.readError { throw Failure(description: why) }
         let labels = file.layout.channelLabels(count: channels)
+        let scan = { (c: Int) in c < split ? scanner : workerScanner }
         let perChannel = (0..<channels).map { c in
-            Channel(label: c < labels.count ? labels[c] : "\(c + 1)",
+            let scanner = scan(c)
+            return Channel(label: c < labels.count ? labels[c] : "\(c + 1)",
                     peakDBFS: EBUR128Meter.decibels(scanner.samplePeak(channel: c)),
                     rmsDBFS: frames > 0 ? 10 * log10(scanner.meanSquare(channel: c)) : -.infinity,
                     truePeakDBTP: EBUR128Meter.decibels(scanner.truePeak(channel: c)))
         }
-        let truePeak = (0..<channels).map { scanner.truePeak(channel: $0) }.max() ?? 0
-        let samplePeak = (0..<channels).map { scanner.samplePeak(channel: $0) }.max() ?? 0
+        let truePeak = (0..<channels).map { scan($0).truePeak(channel: $0) }.max() ?? 0
+        let samplePeak = (0..<channels).map { scan($0).samplePeak(channel: $0) }.max() ?? 0
         return FileLoudness(integratedLUFS: meter.integrated, loudnessRangeLU: meter.loudnessRange,
                             truePeakDBTP: EBUR128Meter.decibels(truePeak), samplePeakDBFS: EBUR128Meter.decibels(samplePeak),
                             durationSeconds: Double(frames) / file.sampleRate, frames: frames,
@@ -220,7 +227,7 @@ struct FileLoudness {
 }
 
 /// The loudness thread of `FileLoudness.measure`: feeds filled buffers to
-/// libebur128 in order, and hands them back.
+/// `ProgrammeLoudness` in order, and hands them back.
 ///
 /// The reading thread (the owner) fills slot k, `submit`s it, and before
 /// filling a slot again waits for a free one; the worker waits for a
@@ -230,7 +237,8 @@ struct FileLoudness {
 /// Threading: `init`, `start`, `waitForFreeSlot`, `buffer`, `submit`,
 /// `finish` [main-thread]; the worker only runs `loop`.
 final class LoudnessWorker: @unchecked Sendable {
-    let meter: EBUR128Meter
+    let meter: ProgrammeLoudness
+    let scanner: TruePeakScanner
     let slots: Int
     let storage: UnsafeMutablePointer<Float>
     let slotSamples: Int
@@ -242,8 +250,9 @@ final class LoudnessWorker: @unchecked Sendable {
     var thread: pthread_t?
 
     /// [main-thread]
-    init(meter: EBUR128Meter, slots: Int, slotSamples: Int) {
+    init(meter: ProgrammeLoudness, scanner: TruePeakScanner, slots: Int, slotSamples: Int) {
         self.meter = meter
+        self.scanner = scanner
         self.slots = slots
         self.slotSamples = slotSamples
         storage = .allocate(capacity: slots * slotSamples)
@@ -282,7 +291,7 @@ final class LoudnessWorker: @unchecked Sendable {
     func submit(slot k: Int, frames n: Int) {
         frames[k] = n
         if thread == nil {
-            meter.add(interleaved: buffer(k), frames: n)
+            measure(k, n)
             freeSlots.signal()
         } else {
             filledSlots.signal()
@@ -299,6 +308,11 @@ final class LoudnessWorker: @unchecked Sendable {
         thread = nil
     }
 
+    private func measure(_ k: Int, _ n: Int) {
+        meter.add(interleaved: buffer(k), frames: n)
+        scanner.add(interleaved: buffer(k), frames: n)
+    }
+
     /// [the worker thread]
     private func loop() {
         var k = 0
@@ -306,7 +320,7 @@ final class LoudnessWorker: @unchecked Sendable {
             while !filledSlots.wait(timeout: 1) {}
             let n = frames[k]
             if n == 0 { return }
-            meter.add(interleaved: buffer(k), frames: n)
+            measure(k, n)
             freeSlots.signal()
             k = (k + 1) % slots
         }

@@ -53,6 +53,52 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(run.stderr, "", "no progress lines for a short file off a terminal")
     }
 
+    /// EBU Tech 3341 case 6 (5.0 in a 5.1 file: -23 LUFS with the
+    /// surrounds weighted 1.41 and LFE not counted) and Tech 3342 case 1
+    /// (LRA 10 LU). The six channels' peaks are scanned on two threads
+    /// (three each): every channel reports its own level.
+    func testSurroundWeightsLoudnessRangeAndEveryChannelsPeak() throws {
+        let dir = try TemporaryDirectory()
+        let levels: [Double] = [-28, -28, -24, -.infinity, -30, -30]
+        let frames = 20 * 48_000
+        let tone = Synth.sine(frequency: 1000, amplitude: 1, sampleRate: 48_000, frames: frames)
+        var samples = [Float](repeating: 0, count: 6 * frames)
+        for i in 0..<frames {
+            for c in 0..<6 where levels[c].isFinite { samples[6 * i + c] = Float(pow(10, levels[c] / 20)) * tone[i] }
+        }
+        let surround = dir.file("3341-6.wav")
+        try writeSoundFile(surround, format: .wavFloat32, channels: 6, sampleRate: 48_000, samples: samples)
+        let run = try agraph(["analyze", surround, "--json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], run.stdout)
+        XCTAssertEqual(object["integratedLUFS"] as? Double ?? .nan, -23, accuracy: 0.1, "3341 case 6")
+        let channels = try XCTUnwrap(object["channels"] as? [[String: Any]])
+        XCTAssertEqual(channels.count, 6)
+        for (c, level) in levels.enumerated() {
+            if level.isFinite {
+                XCTAssertEqual(channels[c]["peakDBFS"] as? Double ?? .nan, level, accuracy: 0.01, "channel \(c) peak")
+                XCTAssertEqual(channels[c]["truePeakDBTP"] as? Double ?? .nan, level, accuracy: 0.1, "channel \(c) true peak")
+                XCTAssertEqual(channels[c]["rmsDBFS"] as? Double ?? .nan, level - 3.01, accuracy: 0.02, "channel \(c) RMS")
+            } else {
+                XCTAssertTrue(channels[c]["peakDBFS"] is NSNull, "channel \(c) is silent")
+            }
+        }
+
+        let range = dir.file("3342-1.wav")
+        let loud = Synth.sine(frequency: 1000, amplitude: pow(10, -20 / 20), sampleRate: 48_000, frames: frames)
+        var stereo = [Float](repeating: 0, count: 4 * frames)
+        for i in 0..<(2 * frames) {
+            let v = i < frames ? loud[i] : loud[i - frames] * Float(pow(10, -10.0 / 20))
+            stereo[2 * i] = v
+            stereo[2 * i + 1] = v
+        }
+        try writeSoundFile(range, format: .wavFloat32, channels: 2, sampleRate: 48_000, samples: stereo)
+        let lra = try agraph(["analyze", range, "--json"])
+        XCTAssertEqual(lra.status, 0, lra.stderr)
+        let r = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lra.stdout.utf8)) as? [String: Any], lra.stdout)
+        XCTAssertEqual(r["loudnessRangeLU"] as? Double ?? .nan, 10, accuracy: 1, "3342 case 1")
+    }
+
     func testFilesThatCannotBeAnalysedAreNamedAndTheOthersStillAnalysed() throws {
         let dir = try TemporaryDirectory()
         let good = dir.file("good.wav"), missing = dir.file("missing.wav"), garbage = dir.file("garbage.wav")
