@@ -61,6 +61,8 @@ let package = Package(
         .library(name: "AGraphDAAPlugin", type: .dynamic, targets: ["DAAPlugin"]),
         // A decoder plugin written on AGraphPluginKit (codec "pcm-frames").
         .library(name: "AGraphPCMFramesPlugin", type: .dynamic, targets: ["PCMFramesPlugin"]),
+        // The `ffmpeg` decoder node: libavcodec, written on AGraphPluginKit.
+        .library(name: "AGraphFFmpegPlugin", type: .dynamic, targets: ["FFmpegPlugin"]),
         // Test double of the DAA library's interface: NOT a decoder.
         .library(name: "TestDoubleDAA", type: .dynamic, targets: ["TestDoubleDAA"]),
         // Test fixture: a plugin built against another ABI major version.
@@ -102,6 +104,14 @@ let package = Package(
             pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]
         ),
+        // FFmpeg: libavformat (the `media` source's demuxer), libavcodec and
+        // libswresample (the `ffmpeg` decoder plugin), libavutil.
+        .systemLibrary(
+            name: "CFFmpeg",
+            path: "Sources/CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
+        ),
         .target(
             name: "AudioGraphProcessing",
             dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CSoxr", "CEBUR128"],
@@ -133,8 +143,14 @@ let package = Package(
             path: "Sources/AudioGraphSndFile"
         ),
         .target(
+            name: "AudioGraphMedia",
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CFFmpeg"],
+            path: "Sources/AudioGraphMedia"
+        ),
+        .target(
             name: "AudioGraph",
-            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile", "AC4"],
+            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile",
+                           "AudioGraphMedia", "AC4"],
             path: "Sources/AudioGraph"
         ),
         .target(
@@ -168,6 +184,11 @@ let package = Package(
             name: "PCMFramesPlugin",
             dependencies: ["AGraphPluginKit"],
             path: "Plugins/PCMFramesPlugin"
+        ),
+        .target(
+            name: "FFmpegPlugin",
+            dependencies: ["AGraphPluginKit", "CFFmpeg"],
+            path: "Plugins/FFmpegPlugin"
         ),
         .target(
             name: "DAAPlugin",

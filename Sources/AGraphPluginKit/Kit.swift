@@ -438,6 +438,38 @@ extension PluginDecoder {
     public var decoderLatency: Int { 0 }
 }
 
+/// What a demuxer knows about the stream (`agraph_stream_info_t`); valid
+/// only during `openStream`.
+public struct PluginStreamInfo {
+    public var codec: String
+    public var sampleRate: Int
+    public var channels: Int
+    /// WAVE channel mask; 0 when the positions are unknown.
+    public var channelMask: UInt64
+    public var codecTag: UInt32
+    public var bitsPerCodedSample: Int
+    public var bitsPerRawSample: Int
+    public var blockAlign: Int
+    public var frameSize: Int
+    /// -1 when unknown.
+    public var profile: Int
+    public var bitRate: Int
+    /// Codec-specific configuration (valid during the call only).
+    public var extradata: UnsafeRawBufferPointer?
+}
+
+/// A decoder fed by a demuxer (AGRAPH_EXT_DECODER_STREAM, ABI 1.3): it gets
+/// the stream's parameters before the first frame, and the container's
+/// trim (encoder delay, padding) before the frame it applies to.
+public protocol PluginStreamDecoder: PluginDecoder {
+    /// The stream's parameters; throwing stops the node with the error's
+    /// text. [worker-thread & active]
+    func openStream(_ stream: PluginStreamInfo) throws
+    /// Drop `skipStart` samples at the start and `discardEnd` at the end of
+    /// the next frame's output (coded rate). [worker-thread & active]
+    func trimNextFrame(skipStart: Int, discardEnd: Int)
+}
+
 // MARK: - Export
 
 /// The C tables of a plugin: what `agraph_plugin_entry` returns.
@@ -659,6 +691,9 @@ let instanceGetExtension: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?)
     let name = String(cString: id)
     if name == AGRAPH_EXT_OUTPUT_ROUTE { return UnsafeRawPointer(routeExtension) }
     if name == AGRAPH_EXT_DECODER, instance(p).decoder != nil { return UnsafeRawPointer(decoderExtension) }
+    if name == AGRAPH_EXT_DECODER_STREAM, instance(p).decoder is any PluginStreamDecoder {
+        return UnsafeRawPointer(streamDecoderExtension)
+    }
     return nil
 }
 
@@ -697,6 +732,34 @@ nonisolated(unsafe) let decoderExtension: UnsafeMutablePointer<agraph_decoder_ex
         flush: { p in instance(p).decoder?.flush() },
         decoder_latency: { p in UInt32(clamping: instance(p).decoder?.decoderLatency ?? 0) },
         last_error: { p in UnsafePointer(instance(p).lastError) }))
+    return e
+}()
+
+nonisolated(unsafe) let streamDecoderExtension: UnsafeMutablePointer<agraph_decoder_stream_ext_t> = {
+    let e = UnsafeMutablePointer<agraph_decoder_stream_ext_t>.allocate(capacity: 1)
+    e.initialize(to: agraph_decoder_stream_ext_t(
+        open_stream: { p, info, errorOut, capacity in
+            guard let decoder = instance(p).decoder as? any PluginStreamDecoder, let i = info?.pointee else {
+                writeError("not a stream decoder", errorOut, capacity)
+                return 0
+            }
+            let stream = PluginStreamInfo(
+                codec: i.codec.map { String(cString: $0) } ?? "", sampleRate: Int(i.sample_rate), channels: Int(i.channels),
+                channelMask: i.channel_mask, codecTag: i.codec_tag, bitsPerCodedSample: Int(i.bits_per_coded_sample),
+                bitsPerRawSample: Int(i.bits_per_raw_sample), blockAlign: Int(i.block_align), frameSize: Int(i.frame_size),
+                profile: Int(i.profile), bitRate: Int(i.bit_rate),
+                extradata: i.extradata.map { UnsafeRawBufferPointer(start: $0, count: Int(i.extradata_size)) })
+            do {
+                try decoder.openStream(stream)
+                return 1
+            } catch {
+                writeError("\(error)", errorOut, capacity)
+                return 0
+            }
+        },
+        trim_next_frame: { p, skip, discard in
+            (instance(p).decoder as? any PluginStreamDecoder)?.trimNextFrame(skipStart: Int(skip), discardEnd: Int(discard))
+        }))
     return e
 }()
 

@@ -3,12 +3,13 @@
 import AudioGraphNodes
 import AudioGraphProcessing
 import AudioGraphSndFile
+import AudioGraphMedia
 
 extension NodeRegistry {
     /// Every node type that ships with AudioGraph.
     public static var builtIn: NodeRegistry {
         NodeRegistry([
-            TestToneType(), FileSourceType(), AC4SourceType(),
+            TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(),
             GainType(), MixerType(), SplitType(), FormatTagType(),
             FileSinkType(), NullType(),
         ] + ProcessingNodes.all)

@@ -147,6 +147,11 @@ public enum GraphSchema {
             out.append(("items", .object([("anyOf", .array([
                 .object(index), .object([("type", .string("string")), ("minLength", .number(1))]),
             ]))])))
+        case .indexOrWord(let words):
+            var index: [(String, JSONOut)] = [("type", .string("integer"))]
+            range(&index)
+            if p.range == nil { index.append(("minimum", .number(0))) }
+            out.append(("anyOf", .array([.object(index), .object([("enum", .array(words.map { .string($0) }))])])))
         case .numberMatrix:
             var item: [(String, JSONOut)] = [("type", .string("number"))]
             range(&item)

@@ -159,16 +159,80 @@ public struct CompressedFrame: Sendable {
     public var sampleRate: Double
     /// Decodable on its own: a place to start after a seek.
     public var isIndependent: Bool
+    /// Samples of this frame's decoded output that are not part of the
+    /// presentation, at the stream's coded rate: at its start (encoder
+    /// delay: AAC priming, Opus pre-skip) and at its end (padding of the
+    /// last frame). From the container; 0 when none.
+    public var skipStart: Int
+    public var discardEnd: Int
 
     public init(bytes: ArraySlice<UInt8>, index: Int, timestamp: Int, samplesPerFrame: Int,
-                sampleRate: Double, isIndependent: Bool) {
+                sampleRate: Double, isIndependent: Bool, skipStart: Int = 0, discardEnd: Int = 0) {
         self.bytes = bytes
         self.index = index
         self.timestamp = timestamp
         self.samplesPerFrame = samplesPerFrame
         self.sampleRate = sampleRate
         self.isIndependent = isIndependent
+        self.skipStart = skipStart
+        self.discardEnd = discardEnd
     }
+}
+
+/// What a demuxer knows about a compressed stream beside its frames: the
+/// codec parameters a general decoder (libavcodec) is opened with.
+public struct CompressedStreamInfo: Sendable, Equatable {
+    /// FFmpeg's codec name ("aac", "eac3", "opus", "pcm_s24le"…).
+    public var codec: String
+    /// The coded rate (the graph's may differ).
+    public var sampleRate: Int
+    public var channels: Int
+    /// WAVE channel mask of the coded channels (0: no positions known).
+    public var channelMask: UInt64
+    public var codecTag: UInt32
+    public var bitsPerCodedSample: Int
+    public var bitsPerRawSample: Int
+    public var blockAlign: Int
+    public var frameSize: Int
+    /// -1 when unknown.
+    public var profile: Int
+    public var bitRate: Int
+    /// Codec-specific configuration (AudioSpecificConfig, OpusHead, …).
+    public var extradata: [UInt8]
+
+    public init(codec: String, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, codecTag: UInt32 = 0,
+                bitsPerCodedSample: Int = 0, bitsPerRawSample: Int = 0, blockAlign: Int = 0, frameSize: Int = 0,
+                profile: Int = -1, bitRate: Int = 0, extradata: [UInt8] = []) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.channelMask = channelMask
+        self.codecTag = codecTag
+        self.bitsPerCodedSample = bitsPerCodedSample
+        self.bitsPerRawSample = bitsPerRawSample
+        self.blockAlign = blockAlign
+        self.frameSize = frameSize
+        self.profile = profile
+        self.bitRate = bitRate
+        self.extradata = extradata
+    }
+}
+
+/// Which part of a compressed stream plays, in samples at the graph's rate.
+public struct PlaybackWindow: Sendable, Equatable {
+    public var start: Int
+    /// nil: to the end of the stream.
+    public var end: Int?
+    /// Start again at `start` after `end` (or the stream's end).
+    public var loops: Bool
+
+    public init(start: Int = 0, end: Int? = nil, loops: Bool = false) {
+        self.start = start
+        self.end = end
+        self.loops = loops
+    }
+
+    public static let whole = PlaybackWindow()
 }
 
 /// A reading position in a compressed stream, owned by one decoder.
@@ -178,7 +242,16 @@ public protocol CompressedFrameCursor: AnyObject {
     func next() -> CompressedFrame?
     /// Moves to the nearest independent frame at or before `sample`;
     /// returns that frame's timestamp, or nil when `sample` is past the end.
+    /// (A cursor over a codec whose decoder needs frames before the target
+    /// to settle, the MDCT codecs' overlap, starts that much earlier.)
     func seek(toSample sample: Int) -> Int?
+    /// The stream's codec parameters, when a demuxer found them (nil for
+    /// self-describing frames such as AC-4 sync frames).
+    var streamInfo: CompressedStreamInfo? { get }
+}
+
+extension CompressedFrameCursor {
+    public var streamInfo: CompressedStreamInfo? { nil }
 }
 
 /// A node that emits compressed frames (an `.ac4` file reader, an MP4
@@ -188,4 +261,10 @@ public protocol CompressedFrameSource: AnyObject {
     var codec: String { get }
     /// A fresh cursor at the start of the stream. [main-thread]
     func makeCursor() throws -> any CompressedFrameCursor
+    /// The part that plays (the `media` source's `start`, `end`, `loop`).
+    var playback: PlaybackWindow { get }
+}
+
+extension CompressedFrameSource {
+    public var playback: PlaybackWindow { .whole }
 }

@@ -80,9 +80,13 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
         self.encoding = encoding
     }
 
-    /// A stream of compressed frames (no PCM channels in the engine).
-    public static func frames(codec: String, sampleRate: Double) -> StreamFormat {
-        StreamFormat(channels: 0, sampleRate: sampleRate, layout: .discrete, encoding: .frames(codec: codec))
+    /// A stream of compressed frames (no PCM in the engine's buses).
+    /// `channels` and `layout`: what the frames decode to, when the source
+    /// knows (a demuxer's stream parameters); a decoder whose output follows
+    /// its input takes them. 0 when not known (AC-4: the decoder decides).
+    public static func frames(codec: String, sampleRate: Double, channels: Int = 0,
+                              layout: ChannelLayout = .discrete) -> StreamFormat {
+        StreamFormat(channels: channels, sampleRate: sampleRate, layout: layout, encoding: .frames(codec: codec))
     }
 
     public var description: String {

@@ -24,6 +24,10 @@ public enum ParameterType: Sendable, Equatable {
     /// Rows of numbers, an array of arrays (a mixing matrix); `range` bounds
     /// every element.
     case numberMatrix
+    /// A whole number from 0 (an index; `range` bounds it) or one of these
+    /// words (e.g. a stream: `1` or `"best"`). The value is a `.number` or
+    /// a `.string`.
+    case indexOrWord([String])
 
     /// How the type reads in messages and in `agraph nodes`.
     public var name: String {
@@ -40,6 +44,7 @@ public enum ParameterType: Sendable, Equatable {
         case .stringList: "array of strings"
         case .channelList: "array of channel indexes or names"
         case .numberMatrix: "array of arrays of numbers"
+        case .indexOrWord(let words): "index (0, 1, …) or " + words.map { "\"\($0)\"" }.joined(separator: ", ")
         }
     }
 }

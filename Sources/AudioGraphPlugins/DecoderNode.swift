@@ -20,6 +20,10 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Hoste
     let host: PluginHost
     let routeExt: agraph_output_route_ext_t?
     let ext: agraph_decoder_ext_t
+    /// AGRAPH_EXT_DECODER_STREAM (1.3), when the plugin offers it.
+    let streamExt: agraph_decoder_stream_ext_t?
+    /// The part of the stream that plays (the source's start, end, loop).
+    let window: PlaybackWindow
     let typeID: String
     let nodeID: String
     let channels: Int
@@ -52,6 +56,9 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Hoste
             throw EngineError(nodeID: nodeID, "\(typeID): its decoder extension lacks decode, flush or max_frames_per_decode")
         }
         ext = e
+        streamExt = t.get_extension?(instance, AGRAPH_EXT_DECODER_STREAM)
+            .map { $0.assumingMemoryBound(to: agraph_decoder_stream_ext_t.self).pointee }
+        window = source.playback
         do {
             cursor = try source.makeCursor()
         } catch {
@@ -144,6 +151,11 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     private let interleaved: UnsafeMutablePointer<Float>
     private var discard = 0
     private var done = false
+    /// The graph-rate position of the next sample written to the ring
+    /// (for the playback window's end and loop).
+    private var position = 0
+    /// The stream's parameters went to the decoder (`open_stream`).
+    private var streamOpened = false
     /// The last fatal error, if decoding stopped. [worker-thread writes; read after stop]
     private(set) var failure: String?
 
@@ -157,6 +169,8 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         channelPointers = .allocate(capacity: max(channels, 1))
         for c in 0..<channels { (channelPointers + c).initialize(to: planar + c * framesPerDecode) }
         interleaved = .allocate(capacity: channels * framesPerDecode)
+        let w = node.window
+        if w.start > 0 { pendingSeek.store(w.start, ordering: .relaxed) }
     }
 
     deinit {
@@ -173,19 +187,20 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
 
     func service() -> Bool {
         var worked = applyParameters()
+        if !streamOpened {
+            streamOpened = true
+            if let why = openStream() {
+                failure = "\(node.typeID) '\(node.nodeID)': \(why)"
+                done = true
+                feed.markEnd()
+                return true
+            }
+        }
         let seekTo = pendingSeek.exchange(-1, ordering: .acquiring)
         if seekTo >= 0 {
             worked = true
-            node.ext.flush?(node.instance)
             feed.flush()
-            if let start = node.cursor.seek(toSample: seekTo) {
-                discard = seekTo - start
-                done = false
-            } else {
-                discard = 0
-                done = true
-                feed.markEnd()
-            }
+            restart(at: seekTo)
         }
         guard !done else { return worked }
         let goal = target.load(ordering: .relaxed)
@@ -193,6 +208,9 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         guard feed.writableFrames >= framesPerDecode else { return worked }
         var written: UInt32 = 0
         if let frame = node.cursor.next() {
+            if frame.skipStart > 0 || frame.discardEnd > 0, let trim = node.streamExt?.trim_next_frame {
+                trim(node.instance, UInt32(clamping: frame.skipStart), UInt32(clamping: frame.discardEnd))
+            }
             let status = frame.bytes.withUnsafeBufferPointer { bytes in
                 node.ext.decode?(node.instance, bytes.baseAddress, UInt32(bytes.count), Int64(frame.timestamp),
                                  channelPointers, UInt32(framesPerDecode), &written) ?? Int32(AGRAPH_DECODE_FATAL.rawValue)
@@ -219,11 +237,64 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
                 if status != Int32(AGRAPH_DECODE_OK.rawValue) { break }
                 emit(Int(written))
                 rounds += 1
-            } while written > 0 && rounds < 64 && feed.writableFrames >= framesPerDecode
+            } while written > 0 && rounds < 64 && feed.writableFrames >= framesPerDecode && !done
+            endOfWindow()
+        }
+        return true
+    }
+
+    /// Flushes the decoder and goes on from graph sample `sample`: the
+    /// cursor starts at a frame at or before it and the PCM before it is
+    /// discarded. Past the end: the stream ends (or loops).
+    private func restart(at sample: Int) {
+        node.ext.flush?(node.instance)
+        if let start = node.cursor.seek(toSample: sample) {
+            discard = max(sample - start, 0)
+            position = sample
+            done = false
+        } else {
+            discard = 0
             done = true
             feed.markEnd()
         }
-        return true
+    }
+
+    /// The stream or the window ended: loop to the window's start, or end.
+    private func endOfWindow() {
+        let w = node.window
+        if w.loops, position > w.start {
+            restart(at: w.start)
+        } else {
+            done = true
+            feed.markEnd()
+        }
+    }
+
+    /// Gives the decoder the stream's parameters (AGRAPH_EXT_DECODER_STREAM),
+    /// when the source has them; returns why it refused them.
+    private func openStream() -> String? {
+        guard let info = node.cursor.streamInfo, let open = node.streamExt?.open_stream else { return nil }
+        let error = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
+        error.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
+        defer { error.deallocate() }
+        let ok = info.codec.withCString { codec in
+            info.extradata.withUnsafeBufferPointer { extra in
+                var c = agraph_stream_info_t(
+                    codec: codec, sample_rate: UInt32(clamping: info.sampleRate), channels: UInt32(clamping: info.channels),
+                    channel_mask: info.channelMask, codec_tag: info.codecTag,
+                    bits_per_coded_sample: UInt32(clamping: info.bitsPerCodedSample),
+                    bits_per_raw_sample: UInt32(clamping: info.bitsPerRawSample),
+                    block_align: UInt32(clamping: info.blockAlign), frame_size: UInt32(clamping: info.frameSize),
+                    profile: Int32(clamping: info.profile), bit_rate: Int64(info.bitRate),
+                    extradata: extra.isEmpty ? nil : extra.baseAddress, extradata_size: UInt32(clamping: extra.count),
+                    reserved0: 0)
+                return open(node.instance, &c, error, UInt32(AGRAPH_ERROR_CAPACITY))
+            }
+        }
+        if ok != 0 { return nil }
+        error[Int(AGRAPH_ERROR_CAPACITY) - 1] = 0
+        let why = String(cString: error)
+        return "the decoder refused the stream (\(info.codec), \(info.channels) ch, \(info.sampleRate) Hz): \(why.isEmpty ? "no reason given" : why)"
     }
 
     /// The plugin's words for its last failure, if it gives any.
@@ -249,13 +320,19 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         let n = min(n, framesPerDecode)
         let skip = min(discard, n)
         discard -= skip
-        let count = n - skip
-        guard count > 0 else { return }
+        var count = n - skip
+        if let end = node.window.end { count = min(count, max(end - position, 0)) }
+        guard count > 0 else {
+            if let end = node.window.end, position >= end { endOfWindow() }
+            return
+        }
         let channels = node.channels
         for c in 0..<channels {
             Kernels.interleave(planar + c * framesPerDecode + skip, to: interleaved, stride: channels, channel: c, count: count)
         }
         feed.write(interleaved, frames: count)
+        position += count
+        if let end = node.window.end, position >= end { endOfWindow() }
     }
 
     private func emitSilence(_ n: Int) {

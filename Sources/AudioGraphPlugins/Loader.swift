@@ -438,7 +438,7 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
         let outputs: OutputPorts? = t.output_count > 1 ? .named(outputNames.map { PortDescriptor($0) }, defaultPort: nil) : nil
         descriptor = NodeDescriptor(typeID: id, role: role, summary: try boundedString(t.summary, "the type's summary") ?? "", inputs: inputs,
                                     outputs: outputs, parameters: params, domain: isDecoder ? .background : .realtime, origin: path,
-                                    inputCodecs: inputCodec.map { [$0] } ?? [])
+                                    inputCodecs: inputCodec.map { $0.split(separator: " ").map(String.init) } ?? [])
     }
 
     static func parameter(_ p: agraph_param_t) throws -> ParameterDescriptor {
@@ -539,7 +539,16 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
             case .fixed(let n): outputs.append(StreamFormat(channels: n, sampleRate: c.sampleRate))
             case .sameAsInput:
                 guard let input = c.input else { return nil }
-                outputs.append(input)
+                if inputCodec != nil {
+                    // A decoder's PCM follows what its frames decode to, at the graph's rate.
+                    guard input.channels > 0 else {
+                        c.error(input: 0, "\(descriptor.typeID) takes its channels from its input, and its source does not say how many channels its frames decode to")
+                        return nil
+                    }
+                    outputs.append(StreamFormat(channels: input.channels, sampleRate: c.sampleRate, layout: input.layout))
+                } else {
+                    outputs.append(input)
+                }
             }
         }
         let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)

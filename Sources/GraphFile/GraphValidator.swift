@@ -541,6 +541,13 @@ final class ValidationRun {
                 }
             }
             return ok ? .channelList(out) : nil
+        case .indexOrWord(let words):
+            if let str = v.string, words.contains(str) { return .string(str) }
+            if let d = v.number, d == d.rounded(), d >= 0, d < 1e9 {
+                return inRange(d, element: nil) ? .number(d) : nil
+            }
+            error(pointer, node: nodeID, "\"\(p.name)\" must be an index (0, 1, …) or \(words.map { "\"\($0)\"" }.joined(separator: " or ")); found \(v.typeName) \(describe(v))")
+            return nil
         case .numberMatrix:
             guard let rows = v.array else { return wrongType() }
             var out: [[Double]] = []

@@ -1,5 +1,5 @@
 /*
- * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.2.
+ * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.3.
  *
  * This header is the single source of truth for the ABI. It is C99, needs
  * nothing but <stdint.h> and <stddef.h>, and is all a C plugin needs.
@@ -142,7 +142,7 @@ extern "C" {
 
 /** The ABI this header describes. */
 #define AGRAPH_PLUGIN_ABI_MAJOR 1
-#define AGRAPH_PLUGIN_ABI_MINOR 2
+#define AGRAPH_PLUGIN_ABI_MINOR 3
 
 /** The name of the one function a plugin library exports. */
 #define AGRAPH_PLUGIN_ENTRY_SYMBOL "agraph_plugin_entry"
@@ -539,6 +539,12 @@ typedef struct agraph_node_type {
      *  frames its input takes, e.g. "ac4-sync" (AC-4 sync frames, "simple
      *  transport") or "ac4-raw" (raw frames as MP4 carries them); the host
      *  links it only to sources of that codec. NULL for an audio input.
+     *  (1.3) Several codecs, separated by single spaces ("aac ac3 eac3"):
+     *  hosts before 1.3 read the list as one name and link nothing to it,
+     *  so a plugin that lists several declares abi.minor >= 3. The codec
+     *  names of the `media` source are FFmpeg's codec names (`aac`, `ac3`,
+     *  `eac3`, `mp3`, `opus`, `vorbis`, `flac`, `alac`, `dts`, `pcm_s16le`…),
+     *  and "ac4-raw" for AC-4.
      *  [read on the main thread] */
     const char *input_codec;
 
@@ -736,6 +742,81 @@ typedef struct agraph_decoder_ext {
      *  [worker-thread & active, between decode calls] */
     const char *(*last_error)(const agraph_instance_t *instance);
 } agraph_decoder_ext_t;
+
+/* ======================================================================
+ * Extension: decoder of a container's stream (AGRAPH_EXT_DECODER_STREAM),
+ * per instance, ABI 1.3
+ * ====================================================================== */
+
+/*
+ * A decoder fed by a demuxer (the `media` source: MP4, Matroska, Ogg,
+ * MPEG-TS, raw AC-3, ADTS, MP3, …) needs what the container says about the
+ * stream beside the frames: its codec parameters and codec-specific
+ * configuration (`open_stream`), and which decoded samples are not part of
+ * the presentation (`trim_next_frame`: encoder delay such as AAC priming in
+ * an MP4 edit list, Opus pre-skip, the LAME header's delay; padding at the
+ * end of the last frame). A decoder instance offers this extension in
+ * addition to AGRAPH_EXT_DECODER; the host calls it only for sources that
+ * have such information.
+ *
+ * With this extension, the `timestamp` given to `decode` may be negative
+ * (frames whose output is priming, before the presentation's sample 0),
+ * and INT64_MIN means unknown. Timestamps stay in samples at the graph's
+ * rate.
+ */
+#define AGRAPH_EXT_DECODER_STREAM "agraph.decoder-stream/1"
+
+/** What a demuxer knows about one stream. Valid only during `open_stream`. */
+typedef struct agraph_stream_info {
+    /** The codec, as named in `input_codec` ("aac", "eac3", …). */
+    const char *codec;
+    /** The coded sample rate in Hz (it may differ from the graph's: the
+     *  decoder then converts, or refuses in `open_stream`). */
+    uint32_t sample_rate;
+    /** Coded channels, and their positions as a WAVE channel mask (bit 0
+     *  front left, 1 front right, 2 front centre, 3 LFE, 4 back left, 5 back
+     *  right, 9 side left, 10 side right, …); 0 when the container gives no
+     *  positions. */
+    uint32_t channels;
+    uint64_t channel_mask;
+    /** The container's format tag or fourcc (e.g. a WAVE format tag for
+     *  PCM, 'mp4a'); 0 when none. */
+    uint32_t codec_tag;
+    /** Bits per coded sample (PCM, ADPCM), bits of the decoded samples
+     *  (lossless), bytes per packet for block codecs, samples per frame
+     *  when constant: each 0 when unknown. */
+    uint32_t bits_per_coded_sample;
+    uint32_t bits_per_raw_sample;
+    uint32_t block_align;
+    uint32_t frame_size;
+    /** The codec's profile as the demuxer found it (e.g. AAC HE: FFmpeg's
+     *  profile numbers), -1 when unknown. */
+    int32_t profile;
+    /** Mean bit rate in bits per second, 0 when unknown. */
+    int64_t bit_rate;
+    /** Codec-specific configuration as the container stores it (an AAC
+     *  AudioSpecificConfig, OpusHead, a FLAC STREAMINFO block, the ALAC
+     *  magic cookie, Vorbis headers in Xiph lacing…); NULL when none. */
+    const uint8_t *extradata;
+    uint32_t extradata_size;
+    uint32_t reserved0;
+} agraph_stream_info_t;
+
+typedef struct agraph_decoder_stream_ext {
+    /** The stream's parameters, before the first `decode` (and again after
+     *  a flush that changes streams). Returns 1 on success; 0 after
+     *  writing a reason into `error` (the host stops the node with it).
+     *  [worker-thread & active] */
+    int32_t (*open_stream)(agraph_instance_t *instance, const agraph_stream_info_t *stream,
+                           char *error, uint32_t error_capacity);
+
+    /** Drop samples of the output of the next frame given to `decode`:
+     *  `skip_start` at its start and `discard_end` at its end, in samples
+     *  at the stream's coded rate. Called just before that `decode`, only
+     *  when one of them is not 0.
+     *  [worker-thread & active] */
+    void (*trim_next_frame)(agraph_instance_t *instance, uint32_t skip_start, uint32_t discard_end);
+} agraph_decoder_stream_ext_t;
 
 /* ======================================================================
  * Extension: plugin info (AGRAPH_EXT_PLUGIN_INFO), plugin-wide
