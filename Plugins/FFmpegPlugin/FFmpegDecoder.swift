@@ -64,6 +64,19 @@ final class FFmpegDecoder: PluginStreamDecoder {
     /// Output samples still to drop after a (re)start of the converter.
     var resamplerDelay = 0
     var pendingTrim: (skip: Int, discard: Int)?
+    /// Where (in samples, the timestamps' scale) the next output sample
+    /// belongs, after a (re)start: the first frame's timestamp plus its
+    /// trim. Decoded frames carry their own time (libavcodec keeps the
+    /// packet's, adjusted for what it trims): output is aligned to it, so
+    /// a decoder that trims more or less than the container said after a
+    /// flush (Opus re-applies its pre-skip) still starts where the host
+    /// counts. Only when the stream's rate is the graph's.
+    var expected: Int?
+    var sameRate = true
+    /// Set by `flush`: the start of a stream needs no alignment (libavcodec
+    /// applies the container's trim exactly as for ffmpeg's own decode,
+    /// and a Vorbis stream's first frame times are not its output's).
+    var aligning = false
     /// Decoded channel feeding each output channel.
     var order: [Int] = []
     var stream: String = ""
@@ -142,6 +155,8 @@ final class FFmpegDecoder: PluginStreamDecoder {
         frame = av_frame_alloc()
         guard packet != nil, frame != nil else { throw PluginError("out of memory") }
         order = Self.order(mask: s.channelMask, channels: s.channels)
+        sameRate = Double(s.sampleRate) == graphRate
+        expected = nil
         stream = "\(s.codec), \(s.channels) ch, \(s.sampleRate) Hz"
         if !Self.knownMasks.contains(s.channelMask) {
             host.log(.warning, "the stream (\(stream)) has channel positions the project has no layout for (mask 0x\(String(s.channelMask, radix: 16))): its channels are tagged discrete, in the stream's order")
@@ -174,6 +189,8 @@ final class FFmpegDecoder: PluginStreamDecoder {
     func flush() {
         if let context { avcodec_flush_buffers(context) }
         pendingTrim = nil
+        expected = nil
+        aligning = true
         if resampler != nil { restartResampler() }
     }
 
@@ -183,6 +200,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
         if let bytes, let base = bytes.baseAddress, bytes.count > 0 {
             guard av_new_packet(packet, Int32(bytes.count)) >= 0 else { return .fatal("out of memory") }
             packet.pointee.data.update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+            let known = sameRate && aligning && timestamp != Int.min
+            packet.pointee.pts = known ? Int64(timestamp) : agraph_av_nopts_value()
+            if known && expected == nil { expected = timestamp + (pendingTrim?.skip ?? 0) }
             if let trim = pendingTrim {
                 pendingTrim = nil
                 if let side = av_packet_new_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, 10) {
@@ -239,17 +259,29 @@ final class FFmpegDecoder: PluginStreamDecoder {
         let channels = min(Int(f.ch_layout.nb_channels), outputChannels)
         let direct = f.format == AV_SAMPLE_FMT_FLTP.rawValue && Double(f.sample_rate) == graphRate
         if direct {
-            let count = min(n, pcm.capacity - offset)
+            // Align to the frame's own time (see `expected`).
+            var skip = 0, pad = 0
+            if let e = expected, f.pts != agraph_av_nopts_value() {
+                let at = Int(f.pts)
+                if at > e { pad = min(at - e, pcm.capacity - offset) } else if at < e { skip = min(e - at, n) }
+            }
+            for c in 0..<outputChannels {
+                guard let dst = pcm.channel(c) else { continue }
+                (dst + offset).update(repeating: 0, count: pad)
+            }
+            let count = min(n - skip, pcm.capacity - offset - pad)
+            guard count > 0 else { return pad }
             for c in 0..<outputChannels {
                 guard let dst = pcm.channel(c) else { continue }
                 let from = c < order.count ? order[c] : c
                 if from < channels, let src = f.extended_data[from] {
-                    (dst + offset).update(from: UnsafeRawPointer(src).assumingMemoryBound(to: Float.self), count: count)
+                    (dst + offset + pad).update(from: UnsafeRawPointer(src).assumingMemoryBound(to: Float.self) + skip, count: count)
                 } else {
-                    (dst + offset).update(repeating: 0, count: count)
+                    (dst + offset + pad).update(repeating: 0, count: count)
                 }
             }
-            return count
+            if let e = expected { expected = e + pad + count }
+            return pad + count
         }
         guard let swr = ensureResampler(format: f.format, rate: f.sample_rate, layout: f.ch_layout) else { return 0 }
         let planes = UnsafeMutableRawPointer(f.extended_data).map { $0.assumingMemoryBound(to: UnsafePointer<UInt8>?.self) }

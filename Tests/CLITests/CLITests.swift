@@ -140,9 +140,10 @@ final class CLITests: XCTestCase {
         // processing nodes), then JACK's; the built example plugin sits
         // next to agraph, so it is found too.
         let builtIn = NodeRegistry.builtIn.types.map(\.descriptor.typeID) + ["jack-in", "jack-out"]
-        XCTAssertEqual(Array(builtIn.prefix(9)), ["test-tone", "file", "ac4", "gain", "mixer", "split", "format-tag", "file-out", "null"])
+        XCTAssertEqual(Array(builtIn.prefix(10)), ["test-tone", "file", "ac4", "media", "gain", "mixer", "split", "format-tag", "file-out", "null"])
         XCTAssertEqual(Array(listed.prefix(builtIn.count)), builtIn, run.stdout)
         XCTAssertTrue(listed.contains("com.example.ring-modulator"), run.stdout)
+        XCTAssertTrue(listed.contains("ffmpeg"), run.stdout)
         XCTAssertTrue(run.stdout.contains("source") && run.stdout.contains("processor") && run.stdout.contains("sink"))
     }
 
@@ -165,7 +166,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run.status, 1)
         XCTAssertEqual(run.stdout, "")
         XCTAssertTrue(run.stderr.contains("unknown node type 'nosuch'"), run.stderr)
-        XCTAssertTrue(run.stderr.contains("known types: test-tone, file, ac4, gain, mixer, split, format-tag, file-out, null"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("known types: test-tone, file, ac4, media, gain, mixer, split, format-tag, file-out, null"), run.stderr)
         let hint = try agraph("nodes", "mixr")
         XCTAssertEqual(hint.status, 1)
         XCTAssertTrue(hint.stderr.contains("did you mean 'mixer'?"), hint.stderr)

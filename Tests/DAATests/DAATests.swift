@@ -522,7 +522,7 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(t.domain, AGRAPH_DOMAIN_WORKER.rawValue)
         XCTAssertNil(t.process)
         XCTAssertEqual(t.outputs.pointee.channels, 2)
-        XCTAssertEqual(plugin.descriptor.pointee.abi.minor, 2)
+        XCTAssertEqual(plugin.descriptor.pointee.abi.minor, UInt32(AGRAPH_PLUGIN_ABI_MINOR))
         XCTAssertNotEqual(t.params[0].flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY), 0,
                           "library names a vendor library: the host resolves it in the trusted folders")
         XCTAssertEqual((1..<Int(t.param_count)).filter { t.params[$0].flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY) != 0 }, [])

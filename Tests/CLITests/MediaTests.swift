@@ -1,0 +1,264 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The `media` source and the `ffmpeg` decoder plugin, run as a user runs
+/// them (`agraph render`), on content made here with the ffmpeg
+/// command-line tool (scripts/test installs it): a distinct sine in each
+/// channel, encoded to each codec and container; the decoded output has
+/// each sine in its channel at its level, the original length, and lines
+/// up with the original sample for sample.
+final class MediaTests: XCTestCase {
+    static let rate = 48_000.0
+    /// Each channel's frequency (5.1: L R C LFE Ls Rs; LFE low, as codecs
+    /// low-pass it), all whole numbers of cycles per second.
+    static let frequencies: [Double] = [500, 700, 900, 60, 1100, 1300]
+    static let amplitude: Float = 0.25
+
+    var ffmpeg: String!
+    var dir: TemporaryDirectory!
+
+    override func setUpWithError() throws {
+        guard let path = findExecutable("ffmpeg") else { throw XCTSkip("ffmpeg is not installed (scripts/test installs it)") }
+        ffmpeg = path
+        dir = try TemporaryDirectory("agraph-media")
+    }
+
+    func agraph(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> CLITests.Run {
+        try CLITests.agraph(arguments: arguments, file: file, line: line)
+    }
+
+    /// `channels` channels of sines (`frequencies`), `seconds` long, as a
+    /// float WAV; returns its path and samples.
+    func source(channels: Int, seconds: Double = 2) throws -> (path: String, samples: [Float]) {
+        let frames = Int(seconds * Self.rate)
+        var samples = [Float](repeating: 0, count: frames * channels)
+        for c in 0..<channels {
+            let s = Synth.sine(frequency: Self.frequencies[c], amplitude: Double(Self.amplitude), sampleRate: Self.rate, frames: frames)
+            for i in 0..<frames { samples[i * channels + c] = s[i] }
+        }
+        let path = dir.file("source-\(channels).wav")
+        try writeSoundFile(path, format: .wavFloat32, channels: channels, sampleRate: Self.rate, samples: samples)
+        return (path, samples)
+    }
+
+    /// Encodes `input` with ffmpeg (`arguments` between input and output).
+    func encode(_ input: String, channels: Int, to name: String, _ arguments: [String], layout51: String = "5.1(side)") throws -> String {
+        let out = dir.file(name)
+        let layout = channels == 6 ? layout51 : "stereo"
+        let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", input,
+                                      "-af", "aformat=channel_layouts=\(layout)"] + arguments + [out])
+        guard r.status == 0 else { throw XCTSkip("ffmpeg could not make \(name): \(r.stderr)") }
+        return out
+    }
+
+    /// Renders media → ffmpeg → file-out with `params` for the media node;
+    /// returns the output's channels and samples.
+    func decode(_ media: String, params: String = "", tag: String = "out",
+                render: [String] = []) throws -> (channels: Int, samples: [Float], run: CLITests.Run) {
+        let graph = dir.file("\(tag).json")
+        let out = dir.file("\(tag).wav")
+        let extra = params.isEmpty ? "" : ", " + params
+        try """
+        {"format": "agraph/1", "description": "test", "sampleRate": 48000,
+         "nodes": [{"id": "src", "type": "media", "params": {"path": "\(media)"\(extra)}},
+                   {"id": "dec", "type": "ffmpeg"},
+                   {"id": "out", "type": "file-out", "params": {"path": "\(out)"}}],
+         "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
+        """.write(toFile: graph, atomically: true, encoding: .utf8)
+        let run = try agraph(["render", graph, "--quiet"] + render)
+        guard run.status == 0 else {
+            XCTFail("render of \(media) failed: \(run.stderr)")
+            return (0, [], run)
+        }
+        let read = try readSoundFile(out)
+        return (read.channels, read.samples, run)
+    }
+
+    /// The level of `frequency` in channel `c` over the middle second, dBFS (peak).
+    func level(_ samples: [Float], channels: Int, channel c: Int, frequency: Double) -> Double {
+        let x = deinterleave(samples, channels: channels, channel: c)
+        let from = max(0, x.count / 2 - Int(Self.rate / 2))
+        let window = Array(x[from..<min(x.count, from + Int(Self.rate))])
+        return SignalAnalysis.dBFS(SignalAnalysis.goertzelMagnitude(window, sampleRate: Self.rate, frequency: frequency))
+    }
+
+    /// Signal-to-error ratio in dB of `decoded` against `original` (channel
+    /// `c`) when `decoded` is shifted by `lag` samples, over the middle.
+    func snr(_ decoded: [Float], _ original: [Float], channels: Int, channel c: Int, lag: Int) -> Double {
+        let frames = min(decoded.count, original.count) / channels
+        var signal = 0.0, error = 0.0
+        for i in (frames / 4)..<(3 * frames / 4) {
+            let o = Double(original[i * channels + c])
+            let d = Double(decoded[(i + lag) * channels + c])
+            signal += o * o
+            error += (d - o) * (d - o)
+        }
+        return 10 * log10(signal / max(error, 1e-30))
+    }
+
+    /// The same file decoded by the ffmpeg command-line tool (float,
+    /// interleaved, FFmpeg's channel order: the project's for these layouts).
+    func ffmpegDecode(_ media: String) throws -> [Float] {
+        let raw = media + ".f32"
+        let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", media, "-f", "f32le", raw])
+        guard r.status == 0 else { throw XCTSkip("ffmpeg could not decode \(media): \(r.stderr)") }
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    struct Codec {
+        var name: String
+        var file: String
+        var channels: Int
+        var arguments: [String]
+        /// Level tolerance in dB.
+        var tolerance: Double
+        /// Whether the container tells the encoder delay (then the signal
+        /// lines up with the original at lag 0) and the padding (then the
+        /// length is the original's).
+        var aligned: Bool
+        var exactLength: Bool
+        var lossless: Bool = false
+        var layout51 = "5.1(side)"
+        /// Channels whose level the codec changes (DTS's LFE).
+        var levelExempt: Set<Int> = []
+    }
+
+    static let codecs: [Codec] = [
+        Codec(name: "AAC in MP4", file: "aac.m4a", channels: 6, arguments: ["-c:a", "aac", "-b:a", "384k"], tolerance: 0.5,
+              aligned: true, exactLength: true),
+        Codec(name: "AC-3", file: "ac3.ac3", channels: 6, arguments: ["-c:a", "ac3", "-b:a", "448k"], tolerance: 0.5,
+              aligned: false, exactLength: false),
+        // ffmpeg's MP4 muxer gives E-AC-3 the encoder delay (an edit list)
+        // but not the padding of the last frame.
+        Codec(name: "E-AC-3 in MP4", file: "eac3.mp4", channels: 6, arguments: ["-c:a", "eac3", "-b:a", "640k"], tolerance: 0.5,
+              aligned: true, exactLength: false),
+        Codec(name: "E-AC-3 (raw)", file: "eac3.ec3", channels: 6, arguments: ["-c:a", "eac3", "-b:a", "640k", "-f", "eac3"],
+              tolerance: 0.5, aligned: false, exactLength: false),
+        Codec(name: "MP3", file: "mp3.mp3", channels: 2, arguments: ["-c:a", "libmp3lame", "-b:a", "320k"], tolerance: 0.5,
+              aligned: true, exactLength: true),
+        Codec(name: "Opus in Ogg", file: "opus.ogg", channels: 6, arguments: ["-c:a", "libopus", "-b:a", "510k", "-mapping_family", "1"],
+              tolerance: 0.5, aligned: true, exactLength: true, layout51: "5.1"),
+        // libvorbis codes the 60 Hz LFE sine 1.7 dB high (ffmpeg's own
+        // decode reads the same), so that channel's level is not judged.
+        Codec(name: "Vorbis in Ogg", file: "vorbis.ogg", channels: 6, arguments: ["-c:a", "libvorbis", "-q:a", "8"], tolerance: 0.5,
+              aligned: true, exactLength: true, layout51: "5.1", levelExempt: [3]),
+        Codec(name: "FLAC", file: "flac.flac", channels: 6, arguments: ["-c:a", "flac", "-sample_fmt", "s32"], tolerance: 0.01,
+              aligned: true, exactLength: true, lossless: true),
+        Codec(name: "ALAC in MP4", file: "alac.m4a", channels: 6, arguments: ["-c:a", "alac"], tolerance: 0.01,
+              aligned: true, exactLength: true, lossless: true),
+        Codec(name: "PCM 24-bit in Matroska", file: "pcm.mkv", channels: 6, arguments: ["-c:a", "pcm_s24le"], tolerance: 0.01,
+              aligned: true, exactLength: true, lossless: true),
+        Codec(name: "DTS", file: "dts.dts", channels: 6, arguments: ["-c:a", "dca", "-strict", "-2", "-b:a", "1509k"], tolerance: 1.0,
+              aligned: false, exactLength: false, levelExempt: [3]),
+    ]
+
+    func testEveryCodecDecodesEachChannelAtItsLevelWithTheOriginalLength() throws {
+        var failures: [String] = []
+        for codec in Self.codecs {
+            let (wav, original) = try source(channels: codec.channels)
+            let media: String
+            do { media = try encode(wav, channels: codec.channels, to: codec.file, codec.arguments, layout51: codec.layout51) } catch {
+                failures.append("\(codec.name): \(error)")
+                continue
+            }
+            let out = try decode(media, tag: codec.file)
+            XCTAssertEqual(out.channels, codec.channels, codec.name)
+            guard out.channels == codec.channels else { continue }
+            let frames = original.count / codec.channels
+            let decodedFrames = out.samples.count / codec.channels
+            if codec.exactLength {
+                XCTAssertEqual(decodedFrames, frames, "\(codec.name): length")
+            } else {
+                // No delay or padding in a raw stream: whole frames.
+                XCTAssertGreaterThanOrEqual(decodedFrames, frames, "\(codec.name): length")
+                XCTAssertLessThan(decodedFrames, frames + 4096, "\(codec.name): length")
+            }
+            let expected = SignalAnalysis.dBFS(Double(Self.amplitude))
+            for c in 0..<codec.channels where !codec.levelExempt.contains(c) {
+                let own = level(out.samples, channels: codec.channels, channel: c, frequency: Self.frequencies[c])
+                XCTAssertEqual(own, expected, accuracy: codec.tolerance, "\(codec.name): channel \(c)'s sine")
+                for other in 0..<codec.channels where other != c {
+                    let leak = level(out.samples, channels: codec.channels, channel: c, frequency: Self.frequencies[other])
+                    XCTAssertLessThan(leak, expected - 30, "\(codec.name): channel \(other)'s sine in channel \(c)")
+                }
+            }
+            // The same libavcodec: the same samples as ffmpeg's own decode
+            // (which trims the same delay; it keeps the padding an MP4 edit
+            // list cuts).
+            let theirs = try ffmpegDecode(media)
+            let common = min(theirs.count, out.samples.count)
+            var largest: Float = 0
+            for i in 0..<common { largest = max(largest, abs(theirs[i] - out.samples[i])) }
+            XCTAssertEqual(largest, 0, "\(codec.name): differs from ffmpeg's decode of the same file")
+            XCTAssertGreaterThan(common, original.count * 9 / 10, codec.name)
+            if codec.aligned {
+                // Lined up with the original: the error is smallest at lag 0.
+                let at0 = snr(out.samples, original, channels: codec.channels, channel: 0, lag: 0)
+                for lag in [-2, -1, 1, 2] {
+                    XCTAssertGreaterThan(at0, snr(out.samples, original, channels: codec.channels, channel: 0, lag: lag),
+                                         "\(codec.name): decoded and original line up at lag 0, not \(lag)")
+                }
+                XCTAssertGreaterThan(at0, codec.lossless ? 100 : 20, "\(codec.name): signal-to-error at lag 0")
+            }
+        }
+        XCTAssertEqual(failures, [])
+    }
+
+    /// A seek (here `start`) lands on the exact sample: the output equals
+    /// the output of decoding from the start, from that sample on.
+    func testStartLandsOnTheExactSampleOfAFullDecode() throws {
+        let seekable = Self.codecs.filter { ["AAC in MP4", "E-AC-3 in MP4", "E-AC-3 (raw)", "Opus in Ogg", "MP3"].contains($0.name) }
+        for codec in seekable {
+            let (wav, _) = try source(channels: codec.channels, seconds: 3)
+            let media = try encode(wav, channels: codec.channels, to: "seek-" + codec.file, codec.arguments, layout51: codec.layout51)
+            let full = try decode(media, tag: "full-" + codec.file)
+            for (seconds, frame) in [(0.775, 37_200), (1.2345, 59_256)] {
+                let part = try decode(media, params: "\"start\": \(seconds)", tag: "start-\(frame)-" + codec.file)
+                let n = codec.channels
+                XCTAssertEqual(part.samples.count, full.samples.count - frame * n, "\(codec.name) from \(seconds) s: length")
+                let tail = Array(full.samples[(frame * n)...])
+                // MP3 and Opus decode to the same bits; AAC's noise
+                // substitution and AC-3's dither draw from a random
+                // generator whose state a seek changes, so those match to
+                // the codec's noise, and at lag 0 far better than one
+                // sample off.
+                let at0 = snr(part.samples, tail, channels: n, channel: 0, lag: 0)
+                XCTAssertGreaterThan(at0, 40, "\(codec.name) from \(seconds) s: signal-to-difference against the full decode")
+                for lag in [-1, 1] {
+                    XCTAssertGreaterThan(at0, snr(part.samples, tail, channels: n, channel: 0, lag: lag) + 10,
+                                         "\(codec.name) from \(seconds) s: lands on the sample, not \(lag) off")
+                }
+                if codec.name == "MP3" || codec.name == "Opus in Ogg" {
+                    let common = min(part.samples.count, tail.count)
+                    var largest: Float = 0
+                    for i in 0..<common { largest = max(largest, abs(part.samples[i] - tail[i])) }
+                    XCTAssertLessThanOrEqual(largest, 1e-6, "\(codec.name) from \(seconds) s: the same samples as the full decode")
+                }
+            }
+        }
+    }
+
+    /// `end` and `loop`: a window of the stream, played twice over.
+    func testEndAndLoopPlayTheWindow() throws {
+        let codec = Self.codecs[0]
+        let (wav, _) = try source(channels: codec.channels, seconds: 3)
+        let media = try encode(wav, channels: codec.channels, to: "loop-" + codec.file, codec.arguments)
+        let full = try decode(media, tag: "loop-full")
+        let window = try decode(media, params: "\"start\": 0.5, \"end\": 1.25", tag: "loop-window")
+        XCTAssertEqual(window.samples.count, 36_000 * codec.channels, "0.5 s to 1.25 s")
+        let part = Array(full.samples[(24_000 * codec.channels)..<(60_000 * codec.channels)])
+        XCTAssertGreaterThan(snr(window.samples, part, channels: codec.channels, channel: 0, lag: 0), 40,
+                             "the window is that part of the full decode (to AAC's noise substitution)")
+        // Looping: the window again and again, with no gap.
+        let looped = try decode(media, params: "\"start\": 0.5, \"end\": 1.25, \"loop\": true", tag: "loop-loop",
+                                render: ["--duration", "2"])
+        let n = codec.channels
+        XCTAssertEqual(looped.samples.count, 96_000 * n, "2 s of a looping source")
+        let first = Array(looped.samples[0..<(36_000 * n)])
+        let second = Array(looped.samples[(36_000 * n)..<(72_000 * n)])
+        XCTAssertGreaterThan(snr(first, part, channels: n, channel: 0, lag: 0), 40, "first pass")
+        XCTAssertGreaterThan(snr(second, part, channels: n, channel: 0, lag: 0), 40, "second pass: the window again")
+    }
+}
