@@ -22,6 +22,7 @@
 //   the frame is refused (the host counts it and plays silence).
 import AGraphPluginKit
 import CFFmpeg
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,6 +78,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
     /// applies the container's trim exactly as for ffmpeg's own decode,
     /// and a Vorbis stream's first frame times are not its output's).
     var aligning = false
+    /// Frames libavcodec decoded but marked damaged (its concealment).
+    let concealed = Atomic<Int>(0)
+    var concealedFrames: Int { concealed.load(ordering: .relaxed) }
     /// Decoded channel feeding each output channel.
     var order: [Int] = []
     var stream: String = ""
@@ -142,6 +146,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
         if s.profile >= 0 { ctx.pointee.profile = Int32(s.profile) }
         ctx.pointee.pkt_timebase = AVRational(num: 1, den: Int32(s.sampleRate))
         ctx.pointee.request_sample_fmt = AV_SAMPLE_FMT_FLTP
+        // Check the CRCs codecs carry (AC-3, E-AC-3, MP3, FLAC…): a damaged
+        // frame is then concealed and counted instead of played as noise.
+        ctx.pointee.err_recognition |= AV_EF_CRCCHECK
         if let extra = s.extradata, extra.count > 0, let base = extra.baseAddress {
             let size = extra.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
             guard let p = av_mallocz(size)?.assumingMemoryBound(to: UInt8.self) else { throw PluginError("out of memory") }
@@ -243,6 +250,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
             if rc < 0 {
                 problem = "libavcodec could not decode a \(stream) packet: \(Self.text(rc))"
                 break
+            }
+            if frame.pointee.decode_error_flags != 0 || frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                concealed.add(1, ordering: .relaxed)
             }
             written += deliver(frame, into: pcm, at: written)
             av_frame_unref(frame)

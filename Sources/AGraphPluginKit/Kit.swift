@@ -468,6 +468,8 @@ public protocol PluginStreamDecoder: PluginDecoder {
     /// Drop `skipStart` samples at the start and `discardEnd` at the end of
     /// the next frame's output (coded rate). [worker-thread & active]
     func trimNextFrame(skipStart: Int, discardEnd: Int)
+    /// Frames found damaged and concealed by the decoder itself. [any thread]
+    var concealedFrames: Int { get }
 }
 
 // MARK: - Export
@@ -759,6 +761,9 @@ nonisolated(unsafe) let streamDecoderExtension: UnsafeMutablePointer<agraph_deco
         },
         trim_next_frame: { p, skip, discard in
             (instance(p).decoder as? any PluginStreamDecoder)?.trimNextFrame(skipStart: Int(skip), discardEnd: Int(discard))
+        },
+        concealed_frames: { p in
+            UInt64(max((instance(p).decoder as? any PluginStreamDecoder)?.concealedFrames ?? 0, 0))
         }))
     return e
 }()

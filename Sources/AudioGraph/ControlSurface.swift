@@ -85,6 +85,8 @@ public struct GraphStatus: Sendable, Equatable {
     public var peaks: [PortPeak]
     public var xruns: Int
     public var underruns: Int
+    /// Frames of media found damaged and concealed (`DamageCounting` nodes).
+    public var damagedFrames: Int
     /// The host's DSP load, percent.
     public var cpuLoad: Double
     public var bufferSize: Int
@@ -95,7 +97,9 @@ public struct GraphStatus: Sendable, Equatable {
     public var meters: [MeterReading]
 
     public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
-                bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = []) {
+                bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = [],
+                damagedFrames: Int = 0) {
+        self.damagedFrames = damagedFrames
         self.seconds = seconds
         self.frames = frames
         self.peaks = peaks
@@ -113,7 +117,8 @@ public struct GraphStatus: Sendable, Equatable {
     public var text: String {
         let levels = (peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" } + meters.map(\.text))
             .joined(separator: "  ")
-        return "\(formatFixed(seconds, 1)) s  \(levels)  xruns \(xruns)  underruns \(underruns)  DSP \(formatFixed(cpuLoad, 1)) %"
+        return "\(formatFixed(seconds, 1)) s  \(levels)  xruns \(xruns)  underruns \(underruns)"
+            + (damagedFrames > 0 ? "  damaged \(damagedFrames)" : "") + "  DSP \(formatFixed(cpuLoad, 1)) %"
             + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
     }
 }

@@ -140,6 +140,13 @@ public protocol FillTargeting: AnyObject {
     var targetFill: Int { get }
 }
 
+/// A node that decodes media: it counts the frames it found damaged and
+/// concealed (played as silence or by the decoder's own concealment).
+/// [any thread]
+public protocol DamageCounting: AnyObject {
+    var damagedFrames: Int { get }
+}
+
 /// A node fed from a ring that can run dry: it counts underruns.
 public protocol UnderrunCounting: AnyObject {
     /// Blocks in which the node found too little audio. [any thread]

@@ -256,7 +256,9 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                            underruns: underruns, cpuLoad: gone ? 0 : Double(bitPattern: session.cpuLoad.load(ordering: .relaxed)),
                            bufferSize: cycle.bufferSize.load(ordering: .relaxed),
                            paused: cycle.paused.load(ordering: .relaxed), finished: engine.isFinished, serverGone: gone,
-                           meters: session.compiled.meterReadings)
+                           meters: session.compiled.meterReadings,
+                           damagedFrames: session.graph.nodes.compactMap { engine.node($0.id) as? DamageCounting }
+                               .map(\.damagedFrames).reduce(0, +))
     }
 }
 

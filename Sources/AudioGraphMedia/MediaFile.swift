@@ -178,11 +178,19 @@ public final class MediaFile: @unchecked Sendable {
     func nextPacket(of stream: Int) -> (bytes: [UInt8], pts: Int64, duration: Int64, key: Bool,
                                        skipStart: Int, discardEnd: Int)? {
         guard let context else { return nil }
+        var stalled = 0
+        var lastPosition: Int64 = -1
         while true {
             let rc = av_read_frame(context, packet)
             if rc < 0 {
-                if rc != agraph_averror_eof() { readErrors += 1 }
-                if rc == agraph_averror_eof() || readErrors > 64 { return nil }
+                if rc == agraph_averror_eof() { return nil }
+                // Damage: libavformat resyncs at the next packet or page;
+                // give up only when reading stops moving forward.
+                readErrors += 1
+                let position = context.pointee.pb.map { avio_tell($0) } ?? -1
+                stalled = position > lastPosition ? 0 : stalled + 1
+                lastPosition = max(lastPosition, position)
+                if stalled >= 16 { return nil }
                 continue
             }
             defer { av_packet_unref(packet) }

@@ -13,7 +13,7 @@ import Glibc
 /// parameter changes, seeking (flush, restart at the independent frame at
 /// or before the target, discard up to the exact sample) and draining at
 /// the end of the stream.
-final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, HostedPluginInstance {
+final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, DamageCounting, HostedPluginInstance {
     let type: UnsafePointer<agraph_node_type_t>
     let instance: OpaquePointer
     /// The node's host table (ABI 1.2); outlives the instance.
@@ -75,6 +75,7 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Hoste
     /// Activates the instance and builds the ring and the job. [main-thread & !active]
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
         self.output = output
+        sampleRateForGaps = context.sampleRate
         let error = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_ERROR_CAPACITY))
         error.initialize(repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
         defer { error.deallocate() }
@@ -109,6 +110,9 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Hoste
 
     var backgroundJob: (any BackgroundJob)? { job }
 
+    /// The graph's rate, for judging timestamp gaps. [worker-thread]
+    var sampleRateForGaps: Double = 48_000
+
     /// What the decoder itself delays the signal by (after its own
     /// trimming). The ring ahead of the audio thread is prefetch, not
     /// delay: it adds nothing, as for a `file` source. [main-thread]
@@ -128,6 +132,10 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Hoste
 
     /// Frames the decoder refused as corrupt (played as silence). [any thread]
     var badFrames: Int { job?.badFrames.load(ordering: .relaxed) ?? 0 }
+
+    var damagedFrames: Int {
+        badFrames + (active ? Int(clamping: streamExt?.concealed_frames?(instance) ?? 0) : 0)
+    }
 }
 
 /// The worker-thread side of a decoder node. [worker-thread, except
@@ -208,6 +216,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         guard feed.writableFrames >= framesPerDecode else { return worked }
         var written: UInt32 = 0
         if let frame = node.cursor.next() {
+            concealGap(before: frame)
             if frame.skipStart > 0 || frame.discardEnd > 0, let trim = node.streamExt?.trim_next_frame {
                 trim(node.instance, UInt32(clamping: frame.skipStart), UInt32(clamping: frame.discardEnd))
             }
@@ -243,11 +252,40 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
         return true
     }
 
+    /// Where the next frame should start if none is missing (graph
+    /// samples; nil after a restart or when timestamps are unknown).
+    private var nextTimestamp: Int?
+
+    /// Frames missing from the stream (a damaged container lost packets:
+    /// the next frame starts later than the last one ended) are counted as
+    /// damaged and their time played as silence, so that what follows
+    /// stays in place.
+    private func concealGap(before frame: CompressedFrame) {
+        defer {
+            nextTimestamp = frame.timestamp == Int.min ? nil : frame.timestamp + frame.samplesPerFrame
+        }
+        guard let expected = nextTimestamp, frame.timestamp != Int.min, frame.samplesPerFrame > 0 else { return }
+        let gap = frame.timestamp - expected
+        guard gap > frame.samplesPerFrame / 2 else { return }
+        // A jump of more than a minute is a broken timestamp, not a gap.
+        guard gap < Int(node.sampleRateForGaps * 60) else { return }
+        badFrames.add(max(1, (gap + frame.samplesPerFrame / 2) / frame.samplesPerFrame), ordering: .relaxed)
+        lastBadFrame = "\(gap) samples of the stream missing before frame \(frame.index)"
+        node.ext.flush?(node.instance)
+        var left = gap
+        while left > 0 && feed.writableFrames >= framesPerDecode {
+            let n = min(left, framesPerDecode)
+            emitSilence(n)
+            left -= n
+        }
+    }
+
     /// Flushes the decoder and goes on from graph sample `sample`: the
     /// cursor starts at a frame at or before it and the PCM before it is
     /// discarded. Past the end: the stream ends (or loops).
     private func restart(at sample: Int) {
         node.ext.flush?(node.instance)
+        nextTimestamp = nil
         if let start = node.cursor.seek(toSample: sample) {
             discard = max(sample - start, 0)
             position = sample
@@ -348,5 +386,13 @@ final class DecoderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     /// are corrupt media: counted and played as silence, not an error.)
     func finish() throws {
         if let failure { throw EngineError(nodeID: node.nodeID, failure) }
+    }
+
+    /// Names the damage found, if any (`agraph render` prints it).
+    func finish(completed: Bool) throws -> [String] {
+        try finish()
+        let bad = node.damagedFrames
+        guard bad > 0 else { return [] }
+        return ["'\(node.nodeID)': \(bad) damaged frame\(bad == 1 ? "" : "s") concealed\(lastBadFrame.map { " (last: \($0))" } ?? "")"]
     }
 }

@@ -66,7 +66,7 @@ final class MediaTests: XCTestCase {
                    {"id": "out", "type": "file-out", "params": {"path": "\(out)"}}],
          "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
         """.write(toFile: graph, atomically: true, encoding: .utf8)
-        let run = try agraph(["render", graph, "--quiet"] + render)
+        let run = try agraph(["render", graph] + render)
         guard run.status == 0 else {
             XCTFail("render of \(media) failed: \(run.stderr)")
             return (0, [], run)
@@ -260,5 +260,71 @@ final class MediaTests: XCTestCase {
         let second = Array(looped.samples[(36_000 * n)..<(72_000 * n)])
         XCTAssertGreaterThan(snr(first, part, channels: n, channel: 0, lag: 0), 40, "first pass")
         XCTAssertGreaterThan(snr(second, part, channels: n, channel: 0, lag: 0), 40, "second pass: the window again")
+    }
+
+    /// Damaged files (bytes flipped across the middle, the file cut short)
+    /// decode to the end with the damage counted and concealed: no crash,
+    /// no hang, the length kept (flipped) or what was there (cut).
+    func testDamagedFilesDecodeWithTheDamageCounted() throws {
+        let picks = Self.codecs.filter { ["AAC in MP4", "AC-3", "MP3", "Opus in Ogg", "FLAC"].contains($0.name) }
+        for codec in picks {
+            let (wav, original) = try source(channels: codec.channels, seconds: 4)
+            // An MP4's index (moov) first, so that a file cut short still
+            // has it (cut before the index, an MP4 cannot be read at all:
+            // that is refused with the file named, checked below).
+            let faststart = codec.file.hasSuffix(".m4a") ? ["-movflags", "+faststart"] : []
+            let media = try encode(wav, channels: codec.channels, to: "damage-" + codec.file, codec.arguments + faststart,
+                                   layout51: codec.layout51)
+            let frames = original.count / codec.channels
+            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: media)))
+            let size = bytes.count
+            let cut = dir.file("cut-" + codec.file)
+            try Data(bytes[0..<(size * 7 / 10)]).write(to: URL(fileURLWithPath: cut))
+            for i in stride(from: size * 3 / 10, to: size * 6 / 10, by: 97) { bytes[i] ^= 0x5A }
+            let flipped = dir.file("flipped-" + codec.file)
+            try Data(bytes).write(to: URL(fileURLWithPath: flipped))
+
+            let f = try decode(flipped, tag: "flipped-" + codec.file)
+            let got = f.samples.count / max(f.channels, 1)
+            XCTAssertLessThan(got, frames + 8192, "\(codec.name), flipped bytes")
+            if codec.file.hasSuffix(".ogg") {
+                // libavformat's Ogg reader drops pages whose CRC fails; with
+                // their granule positions lost it may end the stream there
+                // (ffmpeg's own decode stops early). Missing packets that it
+                // does skip over are played as silence here, so this gets at
+                // least as far as ffmpeg.
+                XCTAssertGreaterThan(got, frames * 25 / 100, "\(codec.name), flipped bytes: decoded up to the damage")
+                XCTAssertGreaterThanOrEqual(got * codec.channels, try ffmpegDecode(flipped).count, "\(codec.name): as far as ffmpeg gets")
+            } else {
+                XCTAssertGreaterThan(got, frames * 8 / 10, "\(codec.name), flipped bytes: decoded to the end")
+                XCTAssertTrue(f.run.stderr.contains("damaged frame"), "\(codec.name), flipped bytes: the damage is reported: \(f.run.stderr)")
+            }
+
+            let c = try decode(cut, tag: "cut-" + codec.file)
+            let kept = c.samples.count / max(c.channels, 1)
+            XCTAssertGreaterThan(kept, frames / 2, "\(codec.name), cut short: what is there is decoded")
+            XCTAssertLessThan(kept, frames * 8 / 10, "\(codec.name), cut short")
+        }
+    }
+
+    /// An MP4 cut before its index cannot be read: `validate` names the
+    /// file and FFmpeg's reason, and nothing runs.
+    func testAnMP4WithoutItsIndexIsRefusedByName() throws {
+        let (wav, _) = try source(channels: 2, seconds: 2)
+        let media = try encode(wav, channels: 2, to: "noindex.m4a", ["-c:a", "aac"])
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: media)))
+        let cut = dir.file("noindex-cut.m4a")
+        try Data(bytes[0..<(bytes.count / 2)]).write(to: URL(fileURLWithPath: cut))
+        let graph = dir.file("noindex.json")
+        try """
+        {"format": "agraph/1", "description": "test", "sampleRate": 48000,
+         "nodes": [{"id": "src", "type": "media", "params": {"path": "\(cut)"}}, {"id": "dec", "type": "ffmpeg"},
+                   {"id": "out", "type": "null"}],
+         "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
+        """.write(toFile: graph, atomically: true, encoding: .utf8)
+        let run = try agraph(["validate", graph])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains("/nodes/0/params/path") && run.stderr.contains("cannot open")
+                      && run.stderr.contains("noindex-cut.m4a: Invalid data"), run.stderr)
     }
 }

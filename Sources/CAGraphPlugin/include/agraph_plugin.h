@@ -816,6 +816,12 @@ typedef struct agraph_decoder_stream_ext {
      *  when one of them is not 0.
      *  [worker-thread & active] */
     void (*trim_next_frame)(agraph_instance_t *instance, uint32_t skip_start, uint32_t discard_end);
+
+    /** Frames the decoder found damaged and concealed itself (decoded
+     *  anyway: its own error concealment), since activate. The host adds
+     *  them to the frames it counted for AGRAPH_DECODE_BAD_FRAME and shows
+     *  the sum. [any-thread] */
+    uint64_t (*concealed_frames)(const agraph_instance_t *instance);
 } agraph_decoder_stream_ext_t;
 
 /* ======================================================================
