@@ -37,7 +37,11 @@ struct Render: ParsableCommand {
     @Flag(help: "No progress output.")
     var quiet = false
 
+    @Option(name: .customLong("set"), help: ParameterOverrides.help)
+    var settings: [String] = []
+
     func validate() throws {
+        _ = try ParameterOverrides.parse(settings)
         if let d = duration {
             guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
             do { _ = try FrameTime.frames(seconds: d, sampleRate: GraphValidator.sampleRateRange.upperBound) } catch {
@@ -48,7 +52,7 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
-        let g = try loadGraph(graph)
+        let g = try loadGraph(graph, overrides: try ParameterOverrides.parse(settings))
         let endless = g.endlessSources
         if duration == nil, !endless.isEmpty {
             printError("agraph: \(graph): \(endless.joined(separator: ", ")) never end\(endless.count == 1 ? "s" : ""); give --duration SECONDS")
