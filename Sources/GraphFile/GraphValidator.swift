@@ -29,6 +29,12 @@ public struct GraphValidator: Sendable {
     /// Reads and validates the graph file at `path`: a regular file of at
     /// most `FileChecks.maximumGraphFileBytes`. [main-thread]
     public func validate(file path: String) -> Result<ValidatedGraph, GraphErrors> {
+        validate(file: path, overrides: [])
+    }
+
+    /// Reads and validates the graph file at `path`, its document changed
+    /// by `overrides` first (`--set`; see `ParameterOverride`). [main-thread]
+    public func validate(file path: String, overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
         let bytes: [UInt8]
         do {
             bytes = try FileChecks.readRegularFile(path, maximumBytes: FileChecks.maximumGraphFileBytes)
@@ -38,18 +44,32 @@ public struct GraphValidator: Sendable {
         }
         let absolute = GraphPaths.resolve(path, against: GraphPaths.currentDirectory())
         return validate(bytes: bytes, file: path, directory: GraphPaths.folder(of: absolute),
-                        graphPath: GraphPaths.canonical(absolute))
+                        graphPath: GraphPaths.canonical(absolute), overrides: overrides)
     }
 
     /// Validates a graph document held in memory.
     /// - Parameters:
     ///   - file: the name used in diagnostics.
     ///   - directory: where relative paths in the graph resolve.
-    /// [main-thread]
     ///   - graphPath: the graph file's own path, when it is a file: outputs
     ///     may not overwrite it.
+    /// [main-thread]
     public func validate(bytes: [UInt8], file: String, directory: String,
                          graphPath: String? = nil) -> Result<ValidatedGraph, GraphErrors> {
+        validate(bytes: bytes, file: file, directory: directory, graphPath: graphPath, overrides: [])
+    }
+
+    /// Validates a graph document held in memory, changed by `overrides`.
+    /// - Parameters:
+    ///   - file: the name used in diagnostics.
+    ///   - directory: where relative paths in the graph resolve.
+    ///   - graphPath: the graph file's own path, when it is a file: outputs
+    ///     may not overwrite it.
+    ///   - overrides: parameter values that replace the document's before
+    ///     validation (`--set`); problems they cause say so.
+    /// [main-thread]
+    public func validate(bytes: [UInt8], file: String, directory: String, graphPath: String?,
+                         overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes)
@@ -57,19 +77,21 @@ public struct GraphValidator: Sendable {
             return .failure(GraphErrors([Diagnostic(file: file, pointer: .root, location: error.location,
                 message: "malformed JSON: \(error.message)")]))
         }
-        let run = ValidationRun(file: file, directory: directory, root: root, registry: registry)
+        let document = applying(overrides, to: root, file: file)
+        let run = ValidationRun(file: file, directory: directory, root: document.root, registry: registry)
         run.graphPath = graphPath
         run.sampleRateWhenOmitted = sampleRateWhenOmitted
         let graph = run.validate()
-        if let graph, !run.diagnostics.contains(where: { $0.severity == .error }) {
+        let diagnostics = document.problems + run.diagnostics.map { document.attributed($0) }
+        if let graph, !diagnostics.contains(where: { $0.severity == .error }) {
             var g = graph
-            g.warnings = run.diagnostics
+            g.warnings = diagnostics
             if !g.sampleRateIsExplicit {
-                g.source = .init(bytes: bytes, registry: registry, graphPath: graphPath)
+                g.source = .init(bytes: bytes, registry: registry, graphPath: graphPath, overrides: overrides)
             }
             return .success(g)
         }
-        return .failure(GraphErrors(run.diagnostics))
+        return .failure(GraphErrors(diagnostics))
     }
 }
 
@@ -406,11 +428,9 @@ final class ValidationRun {
         } else {
             given = [:]
         }
-        let names = descriptor.parameters.map(\.name)
         for (key, v) in given {
             guard let p = descriptor.parameter(named: key) else {
-                let hint = closestMatch(to: key, in: names).map { "did you mean \"\($0)\"? " } ?? ""
-                error(pointer.appending(key), node: nodeID, "'\(descriptor.typeID)' has no parameter \"\(key)\"; \(hint)its parameters: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+                error(pointer.appending(key), node: nodeID, Self.unknownParameter(key, of: descriptor))
                 continue
             }
             if let typed = check(v, against: p, pointer: pointer.appending(key), nodeID: nodeID) {
@@ -426,6 +446,14 @@ final class ValidationRun {
             }
         }
         return NodeParameters(values)
+    }
+
+    /// The error for a parameter `key` that nodes of this type do not have,
+    /// with the closest name and the list of those they have.
+    static func unknownParameter(_ key: String, of descriptor: NodeDescriptor) -> String {
+        let names = descriptor.parameters.map(\.name)
+        let hint = closestMatch(to: key, in: names).map { "did you mean \"\($0)\"? " } ?? ""
+        return "'\(descriptor.typeID)' has no parameter \"\(key)\"; \(hint)its parameters: \(names.isEmpty ? "none" : names.joined(separator: ", "))"
     }
 
     private func describe(_ v: JSONValue) -> String {

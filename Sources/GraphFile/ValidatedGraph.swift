@@ -66,6 +66,8 @@ public struct ValidatedGraph: Sendable {
         public var bytes: [UInt8]
         public var registry: NodeRegistry
         public var graphPath: String?
+        /// The `--set` overrides it was validated with.
+        public var overrides: [ParameterOverride] = []
     }
     public var source: Source?
     /// Whether paths of different latency are aligned where they meet
@@ -86,7 +88,8 @@ public struct ValidatedGraph: Sendable {
     public func revalidated(sampleRate rate: Double) -> Result<ValidatedGraph, GraphErrors> {
         guard !sampleRateIsExplicit, rate != sampleRate, let source else { return .success(self) }
         return GraphValidator(registry: source.registry, sampleRateWhenOmitted: rate)
-            .validate(bytes: source.bytes, file: file, directory: directory, graphPath: source.graphPath)
+            .validate(bytes: source.bytes, file: file, directory: directory, graphPath: source.graphPath,
+                      overrides: source.overrides)
     }
 
     /// Sources that never end and reach a sink: rendering such a graph

@@ -58,10 +58,11 @@ func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegist
     return registry
 }
 
-/// Validates `path`; prints diagnostics; throws `ExitCode.failure` when it
-/// is invalid.
-func loadGraph(_ path: String, registry: NodeRegistry = standardRegistry()) throws -> ValidatedGraph {
-    switch GraphValidator(registry: registry).validate(file: path) {
+/// Validates `path`, changed by `overrides` (`--set`); prints diagnostics;
+/// throws `ExitCode.failure` when it is invalid. [main-thread]
+func loadGraph(_ path: String, registry: NodeRegistry = standardRegistry(),
+               overrides: [ParameterOverride] = []) throws -> ValidatedGraph {
+    switch GraphValidator(registry: registry).validate(file: path, overrides: overrides) {
     case .success(let g):
         for w in g.warnings { printError(w.description) }
         return g
@@ -83,10 +84,15 @@ struct Validate: ParsableCommand {
 
     @Flag(name: .long, help: "Also list every node with its stream formats and the rate conversions it does.") var verbose = false
 
+    @Option(name: .customLong("set"), help: ParameterOverrides.help) var settings: [String] = []
+
+    func validate() throws { _ = try ParameterOverrides.parse(settings) }
+
     func run() throws {
+        let overrides = try ParameterOverrides.parse(settings)
         var failed = 0
         for path in graphs {
-            switch GraphValidator(registry: standardRegistry()).validate(file: path) {
+            switch GraphValidator(registry: standardRegistry()).validate(file: path, overrides: overrides) {
             case .success(let g):
                 for w in g.warnings { printError(w.description) }
                 if !quiet { print("\(path): ok (\(g.nodes.count) nodes, \(Int(g.sampleRate)) Hz)") }

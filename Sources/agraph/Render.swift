@@ -37,7 +37,38 @@ struct Render: ParsableCommand {
     @Flag(help: "No progress output.")
     var quiet = false
 
+    @Option(name: .customLong("set"), help: ParameterOverrides.help)
+    var settings: [String] = []
+
+    @Option(parsing: .upToNextOption,
+            help: ArgumentHelp("Render once per input file, each put into NODE.PARAM like --set (patterns in quotes are expanded: 'src.path=music/*.flac'); needs --output-dir.",
+                               valueName: "NODE.PARAM=FILE> <FILE"))
+    var each: [String] = []
+
+    @Option(help: "With --each: the folder of the outputs, one per input named after it (created when missing).")
+    var outputDir: String?
+
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "With --each: renders at a time (default: the processors this process may use).")
+    var jobs: Int?
+
+    @Option(help: ArgumentHelp("With --each: render only inputs I, I+N, I+2N… (0 ≤ I < N) of the list, for a job array (--shard $SLURM_ARRAY_TASK_ID/16).",
+                               valueName: "I/N"))
+    var shard: String?
+
     func validate() throws {
+        _ = try ParameterOverrides.parse(settings)
+        if each.isEmpty {
+            for (given, flag) in [(outputDir != nil, "--output-dir"), (jobs != nil, "-j/--jobs"), (shard != nil, "--shard")] where given {
+                throw ValidationError("\(flag) goes with --each NODE.PARAM=FILES…")
+            }
+        } else {
+            _ = try BatchRequest.inputs(each)
+            if outputDir == nil { throw ValidationError("--each needs --output-dir DIR: the folder for the outputs") }
+            if output != nil { throw ValidationError("-o goes without --each: with --each the graph's file-out sinks are written into --output-dir") }
+            if sink != nil { throw ValidationError("--sink goes without --each: with --each every file-out sink is written into --output-dir") }
+            if let jobs, !(1...1024).contains(jobs) { throw ValidationError("-j must be from 1 to 1024 renders at a time") }
+            if let shard { _ = try Shard(parsing: shard) }
+        }
         if let d = duration {
             guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
             do { _ = try FrameTime.frames(seconds: d, sampleRate: GraphValidator.sampleRateRange.upperBound) } catch {
@@ -48,7 +79,15 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
-        let g = try loadGraph(graph)
+        if !each.isEmpty {
+            let (address, inputs) = try BatchRequest.inputs(each)
+            let request = BatchRequest(
+                graph: graph, settings: settings, address: address, inputs: inputs, outputDir: outputDir ?? ".",
+                jobs: jobs ?? BatchRequest.availableProcessors(), shard: try shard.map { try Shard(parsing: $0) },
+                duration: duration, blockFrames: blockFrames, quiet: quiet)
+            return try Batch(request).run()
+        }
+        let g = try loadGraph(graph, overrides: try ParameterOverrides.parse(settings))
         let endless = g.endlessSources
         if duration == nil, !endless.isEmpty {
             printError("agraph: \(graph): \(endless.joined(separator: ", ")) never end\(endless.count == 1 ? "s" : ""); give --duration SECONDS")

@@ -46,6 +46,9 @@ struct Run: ParsableCommand {
     @Flag(help: "No status line.")
     var quiet = false
 
+    @Option(name: .customLong("set"), help: ParameterOverrides.help)
+    var settings: [String] = []
+
     func validate() throws {
         if let d = duration {
             guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
@@ -54,11 +57,12 @@ struct Run: ParsableCommand {
             }
         }
         if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
+        _ = try ParameterOverrides.parse(settings)
     }
 
     func run() throws {
         let binder = JACKPortBinder()
-        let g = try loadGraph(graph, registry: standardRegistry(binder))
+        let g = try loadGraph(graph, registry: standardRegistry(binder), overrides: try ParameterOverrides.parse(settings))
         var options = RunningGraph.Options()
         options.clientName = clientName
         options.server = server

@@ -1,0 +1,139 @@
+import AudioGraph
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `agraph render` child process of `agraph render --each`: this same
+/// executable started with `posix_spawn`, stdin and stdout on /dev/null,
+/// stderr on a pipe that the parent reads while it runs. The child stays in
+/// the parent's process group, so Ctrl-C on a terminal reaches every render
+/// at once; a SIGTERM sent to the parent alone is passed on with
+/// `terminate()`. [main-thread: every method, on the thread that started it]
+final class RenderChild {
+    let pid: pid_t
+    /// The read end of the child's stderr (non-blocking).
+    private(set) var stderrFD: Int32
+    /// What the child wrote to stderr, up to `maximumText` bytes.
+    private(set) var text: [UInt8] = []
+    private(set) var textTruncated = false
+    /// The wait status once reaped.
+    private(set) var status: Int32?
+    let started = MonotonicClock.seconds()
+
+    static let maximumText = 64 * 1024
+
+    /// The executable running now (`/proc/self/exe`, resolved once so that
+    /// every child runs the same file even if the build is replaced).
+    static let executable: String = {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return "/proc/self/exe" }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+
+    /// Starts `agraph` with `arguments` (without argv[0]).
+    /// - Throws: `ChildError` when no pipe or process could be made.
+    init(arguments: [String]) throws(ChildError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw ChildError("cannot make a pipe: \(FileChecks.errorText(errno))") }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The parent ignores SIGPIPE; a render should not inherit that.
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+
+        let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child = pid_t()
+        let rc = posix_spawn(&child, Self.executable, &actions, &attributes, argv, environ)
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            throw ChildError("cannot start \(Self.executable): \(FileChecks.errorText(rc))")
+        }
+        pid = child
+        stderrFD = fds[0]
+    }
+
+    deinit {
+        if stderrFD >= 0 { close(stderrFD) }
+    }
+
+    /// Reads what the child has written; closes the pipe at its end.
+    func readAvailable() {
+        guard stderrFD >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(stderrFD, $0.baseAddress, $0.count) }
+            if n > 0 {
+                let room = Self.maximumText - text.count
+                text += buffer[..<min(n, max(room, 0))]
+                if n > room { textTruncated = true }
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                close(stderrFD)
+                stderrFD = -1
+            }
+            return
+        }
+    }
+
+    /// Whether the child has exited (reaps it when it has).
+    func reap() -> Bool {
+        if status != nil { return true }
+        var waited: Int32 = 0
+        var rc: pid_t
+        repeat { rc = waitpid(pid, &waited, WNOHANG) } while rc < 0 && errno == EINTR
+        if rc == pid {
+            status = waited
+        } else if rc < 0 {
+            status = 0x7f00   // not our child any more (ECHILD)
+        }
+        return status != nil
+    }
+
+    /// Asks the child to stop: its render ends at the next block, closing
+    /// its files, and exits 130.
+    func terminate() {
+        if status == nil { kill(pid, SIGTERM) }
+    }
+
+    /// The exit status; nil while it runs or when a signal ended it.
+    var exitStatus: Int32? {
+        guard let status, status & 0x7f == 0 else { return nil }
+        return (status >> 8) & 0xff
+    }
+
+    /// The signal that ended it, if one did.
+    var signal: Int32? {
+        guard let status, status & 0x7f != 0, status & 0x7f != 0x7f else { return nil }
+        return status & 0x7f
+    }
+
+    /// Its stderr as lines, empty ones dropped.
+    var lines: [String] {
+        var lines = String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        if textTruncated { lines.append("… (more was written)") }
+        return lines
+    }
+
+    struct ChildError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
