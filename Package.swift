@@ -224,6 +224,7 @@ let package = Package(
                 "AudioGraphPlugins",
                 "AudioGraphProcessing",
                 "AudioGraphSndFile",
+                "AudioGraphMedia",
                 "AC4",
                 "CAGraphAllocCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

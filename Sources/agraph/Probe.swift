@@ -1,11 +1,15 @@
 import AC4
 import ArgumentParser
 import AudioGraph
+import AudioGraphMedia
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `agraph probe FILE.ac4`: the facts of an AC-4 sync-frame stream.
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the facts of a stream file: for AC-4 (.ac4 sync frames) frames, duration, rates, versions, I-frames, CRC errors.",
+        abstract: "Print the facts of a media file: its container and streams (codecs, layouts, durations, bit rates, what decodes them); for AC-4 sync frames (.ac4) frames, rates, versions, I-frames, CRC errors.",
         discussion: """
             Reads every sync frame, checks CRCs and resynchronises after damage. Sample rate and frame \
             rate are those of the first valid frame. Exits 1 when the file cannot be read or holds no \
@@ -13,11 +17,28 @@ struct Probe: ParsableCommand {
             not an error.
             """)
 
-    @Argument(help: "An .ac4 file.") var file: String
+    @Argument(help: "An .ac4 file, or any media file FFmpeg opens.") var file: String
 
     @Flag(help: "Print JSON (stable key order) instead of text.") var json = false
 
     func run() throws {
+        var start = [UInt8](repeating: 0, count: 2)
+        if let f = fopen(file, "rb") {
+            start = start.count == fread(&start, 1, 2, f) ? start : []
+            fclose(f)
+        }
+        if !MediaProbe.isAC4SyncFrames(path: file, start: start) {
+            let media: MediaFile
+            do {
+                media = try MediaFile(path: file)
+            } catch {
+                printError("agraph: \(error)")
+                throw ExitCode.failure
+            }
+            let decoders = { (codec: String) in Self.decoder(codec: codec, details: false) }
+            writeStdout(json ? MediaProbe.json(media, decoders: decoders) : MediaProbe.text(media, decoders: decoders))
+            return
+        }
         let reader: AC4FileReader
         do {
             reader = try AC4FileReader(path: file)
@@ -46,12 +67,12 @@ struct Probe: ParsableCommand {
     /// takes the `ac4-sync` codec (asked of the registry, not named here),
     /// with their plugin's own details (AGRAPH_EXT_PLUGIN_INFO: for `daa`,
     /// the DAA library found and its version strings), or why there is none.
-    static func decoder(codec: String = "ac4-sync") -> String {
+    static func decoder(codec: String = "ac4-sync", details withDetails: Bool = true) -> String {
         let decoders = standardRegistry().types.map(\.descriptor).filter { $0.inputCodecs.contains(codec) }
         guard !decoders.isEmpty else { return "no decoder for \(codec) frames (\(pluginReport.note))" }
         return decoders.map { d in
             guard let plugin = pluginReport.plugin(providing: d.typeID) else { return d.typeID }
-            let details = plugin.details.map { "; " + $0.split(separator: "\n").joined(separator: "; ") } ?? ""
+            let details = withDetails ? plugin.details.map { "; " + $0.split(separator: "\n").joined(separator: "; ") } ?? "" : ""
             return "\(d.typeID) (\(plugin.name) \(plugin.version))\(details)"
         }.joined(separator: " | ")
     }

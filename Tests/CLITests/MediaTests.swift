@@ -327,4 +327,64 @@ final class MediaTests: XCTestCase {
         XCTAssertTrue(run.stderr.contains("/nodes/0/params/path") && run.stderr.contains("cannot open")
                       && run.stderr.contains("noindex-cut.m4a: Invalid data"), run.stderr)
     }
+
+    /// `agraph probe` on a container with a video and two audio streams:
+    /// every stream, its codec, layout and duration, the best audio stream;
+    /// the `media` source refuses a video stream by index with the audio
+    /// streams named.
+    func testProbeListsEveryStreamAndMediaPicksAudio() throws {
+        let movie = dir.file("movie.mkv")
+        let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y",
+                                     "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=2",
+                                     "-f", "lavfi", "-i", "sine=f=440:r=48000:d=2",
+                                     "-f", "lavfi", "-i", "sine=f=880:r=44100:d=2",
+                                     "-map", "0", "-map", "1", "-map", "2", "-c:v", "mpeg4",
+                                     "-c:a:0", "ac3", "-ac:a:0", "6", "-c:a:1", "flac", "-metadata:s:a:1", "language=fra", movie])
+        guard r.status == 0 else { throw XCTSkip("ffmpeg could not make the test movie: \(r.stderr)") }
+        let run = try agraph(["probe", movie, "--json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let facts = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], run.stdout)
+        XCTAssertEqual(facts["container"] as? String, "matroska,webm")
+        XCTAssertEqual(facts["durationSeconds"] as? Double ?? 0, 2, accuracy: 0.1)
+        let streams = try XCTUnwrap(facts["streams"] as? [[String: Any]])
+        XCTAssertEqual(streams.map { $0["kind"] as? String }, ["video", "audio", "audio"])
+        XCTAssertEqual(streams.map { $0["codec"] as? String }, ["mpeg4", "ac3", "flac"])
+        XCTAssertEqual(streams[1]["channels"] as? Int, 6)
+        XCTAssertEqual(streams[1]["layout"] as? String, "5.1")
+        XCTAssertEqual(streams[2]["sampleRate"] as? Int, 44_100)
+        XCTAssertEqual(streams[2]["language"] as? String, "fra")
+        XCTAssertEqual((streams[1]["decoder"] as? String)?.hasPrefix("ffmpeg"), true, "\(streams[1])")
+        let text = try agraph(["probe", movie])
+        XCTAssertTrue(text.stdout.contains("stream 1: audio, ac3") && text.stdout.contains("6 ch"), text.stdout)
+
+        let graph = dir.file("video.json")
+        try """
+        {"format": "agraph/1", "description": "test", "sampleRate": 48000,
+         "nodes": [{"id": "src", "type": "media", "params": {"path": "\(movie)", "stream": 0}}, {"id": "dec", "type": "ffmpeg"},
+                   {"id": "out", "type": "null"}],
+         "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
+        """.write(toFile: graph, atomically: true, encoding: .utf8)
+        let refused = try agraph(["validate", graph])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("/nodes/0/params/stream") && refused.stderr.contains("is video")
+                      && refused.stderr.contains("its audio streams: 1, 2"), refused.stderr)
+        // The second audio stream by index: FLAC at 44.1 kHz, converted to the graph's rate.
+        let second = try decode(movie, params: "\"stream\": 2", tag: "second")
+        XCTAssertEqual(second.channels, 1)
+        let frames = second.samples.count
+        XCTAssertEqual(Double(frames), 96_000, accuracy: 100, "2 s at 48 kHz")
+        let f = SignalAnalysis.goertzelMagnitude(Array(second.samples[24_000..<72_000]), sampleRate: Self.rate, frequency: 880)
+        XCTAssertEqual(SignalAnalysis.dBFS(f), SignalAnalysis.dBFS(0.125), accuracy: 0.5, "880 Hz at ffmpeg's sine level, after conversion")
+    }
+
+    /// The example graphs that use the ffmpeg plugin validate with it.
+    func testTheFFmpegExampleGraphsValidate() throws {
+        let dir = CLITests.repoRoot.appendingPathComponent("Graphs/ffmpeg")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }.sorted()
+        XCTAssertGreaterThanOrEqual(files.count, 2)
+        for f in files {
+            let run = try agraph(["validate", "Graphs/ffmpeg/" + f])
+            XCTAssertEqual(run.status, 0, "\(f): \(run.stderr)")
+        }
+    }
 }
