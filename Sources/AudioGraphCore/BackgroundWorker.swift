@@ -3,54 +3,84 @@ import Glibc
 #endif
 import Synchronization
 
-/// The engine's non-realtime thread: services every `BackgroundJob` (file
-/// reading, decoding, file writing) and sleeps when none has work.
+/// The engine's non-realtime threads: they service every `BackgroundJob`
+/// (file reading, decoding, file writing) and sleep when none has work.
+///
+/// Jobs are spread over up to `maxThreads` threads (job k on thread
+/// k mod threads), so a decoder and a file writer run on two cores at once
+/// and a slow disk under one file holds up only the jobs on its thread. A
+/// job is always serviced by the same thread (its rings are single-producer
+/// or single-consumer on that side).
 ///
 /// The audio thread (or the offline driver) calls `wake()` after it has
-/// consumed or produced audio; the worker also wakes on a short timer.
+/// consumed or produced audio; each thread also wakes on a short timer.
 public final class BackgroundWorker: @unchecked Sendable {
+    /// Most worker threads per engine.
+    public static let maxThreads = 4
     private let jobs: [any BackgroundJob]
-    private let wakeup = Wakeup()
+    /// One wake-up per thread (`wake` signals each).
+    private let wakeups: [Wakeup]
     private let progress = Wakeup()
     private let stopping = Atomic<Bool>(false)
-    /// Threads in `waitUntilReady`: the worker signals progress only then,
+    /// Threads in `waitUntilReady`: the workers signal progress only then,
     /// so no stale signals pile up for a later wait to spin through.
     private let waiters = Atomic<Int>(0)
-    private var thread: pthread_t?
-    /// How long the worker sleeps when idle, in seconds.
+    private var threads: [pthread_t] = []
+    /// How long a worker thread sleeps when idle, in seconds.
     public let idleTimeout: Double
 
     /// [main-thread]
     public init(jobs: [any BackgroundJob], idleTimeout: Double = 0.005) {
         self.jobs = jobs
         self.idleTimeout = idleTimeout
+        wakeups = (0..<min(jobs.count, Self.maxThreads)).map { _ in Wakeup() }
     }
 
     deinit { stop() }
 
-    /// Starts the thread (no-op without jobs). [main-thread]
+    /// Worker threads this engine runs (0 without jobs).
+    public var threadCount: Int { wakeups.count }
+
+    /// Starts the threads (no-op without jobs). [main-thread]
     public func start() {
-        guard thread == nil, !jobs.isEmpty else { return }
+        guard threads.isEmpty, !jobs.isEmpty else { return }
         stopping.store(false, ordering: .relaxed)
-        let box = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { raw in
-            guard let raw else { return nil }
-            let worker = Unmanaged<BackgroundWorker>.fromOpaque(raw).takeRetainedValue()
-            worker.loop()
-            return nil
-        }, box.toOpaque())
-        if rc == 0 {
-            thread = t
-        } else {
-            box.release()
-            // No thread: service the jobs inline when asked (offline only).
+        for k in wakeups.indices {
+            let box = Unmanaged.passRetained(ThreadStart(worker: self, index: k))
+            var t = pthread_t()
+            let rc = pthread_create(&t, nil, { raw in
+                guard let raw else { return nil }
+                let start = Unmanaged<ThreadStart>.fromOpaque(raw).takeRetainedValue()
+                start.worker.loop(start.index)
+                return nil
+            }, box.toOpaque())
+            if rc == 0 {
+                threads.append(t)
+            } else {
+                box.release()
+                // Fewer threads than wanted: stop those started and service
+                // the jobs inline when asked (offline only).
+                stop()
+                return
+            }
         }
     }
 
-    /// Wakes the worker. [any thread, audio-thread included]
+    /// What a new thread needs to know.
+    private final class ThreadStart {
+        let worker: BackgroundWorker
+        let index: Int
+        init(worker: BackgroundWorker, index: Int) {
+            self.worker = worker
+            self.index = index
+        }
+    }
+
+    /// Wakes the worker threads. [any thread, audio-thread included]
     @inline(__always)
-    public func wake() { wakeup.signal() }
+    public func wake() {
+        for w in wakeups { w.signal() }
+    }
 
     /// Blocks until every job can run `frames` frames. [control-thread, offline only]
     public func waitUntilReady(frames: Int) {
@@ -58,24 +88,23 @@ public final class BackgroundWorker: @unchecked Sendable {
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
         while !jobs.allSatisfy({ $0.isReady(forFrames: frames) }) {
-            if thread == nil {
+            if threads.isEmpty {
                 // No worker thread: do the work here.
                 _ = jobs.map { $0.service() }
                 continue
             }
-            wakeup.signal()
+            wake()
             progress.wait(timeout: 0.01)
         }
     }
 
-    /// Stops and joins the thread, then lets every job finish. [main-thread]
+    /// Stops and joins the threads. [main-thread]
     public func stop() {
-        if let t = thread {
-            stopping.store(true, ordering: .releasing)
-            wakeup.signal()
-            pthread_join(t, nil)
-            thread = nil
-        }
+        guard !threads.isEmpty else { return }
+        stopping.store(true, ordering: .releasing)
+        wake()
+        for t in threads { pthread_join(t, nil) }
+        threads = []
     }
 
     /// Errors from the jobs' `finish()`, in job order. [main-thread, after `stop()`]
@@ -99,11 +128,14 @@ public final class BackgroundWorker: @unchecked Sendable {
     /// [any thread]
     public var hasFailedJob: Bool { jobs.contains { $0.hasFailed } }
 
-    private func loop() {
+    /// Thread `index`: services jobs index, index + threads, …
+    private func loop(_ index: Int) {
         ThreadRole.mark(.worker)
+        let mine = stride(from: index, to: jobs.count, by: wakeups.count).map { jobs[$0] }
+        let wakeup = wakeups[index]
         while !stopping.load(ordering: .acquiring) {
             var worked = false
-            for job in jobs where job.service() { worked = true }
+            for job in mine where job.service() { worked = true }
             if worked {
                 if waiters.load(ordering: .sequentiallyConsistent) > 0 { progress.signal() }
             } else {

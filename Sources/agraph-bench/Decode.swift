@@ -1,0 +1,135 @@
+import ArgumentParser
+import AudioGraph
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `agraph-bench decode`: decoding media to a float WAV with `agraph render`
+/// (media → ffmpeg → file-out) against `ffmpeg -i IN -c:a pcm_f32le OUT.wav`
+/// (the same libavcodec does the work; the graph should add next to
+/// nothing), and a batch (`agraph render --each -j N`) against a shell loop
+/// over ffmpeg.
+struct DecodeBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "agraph render of 10 min of 5.1 E-AC-3 (640 kb/s) and of stereo AAC to a float WAV against ffmpeg; a batch of 32 one-minute files with -j 2 against a shell loop over ffmpeg.",
+        discussion: """
+            The media are made once with the ffmpeg command-line tool (needed: the benchmark compares \
+            against it): a distinct sine per channel, E-AC-3 5.1 at 640 kb/s in a raw .ec3 and AAC-LC \
+            stereo at 192 kb/s in an .m4a. Jobs are whole processes, wall clock, taking turns run by \
+            run so that the machine's load falls on all alike. Figures are x real time (seconds of \
+            audio per second), median / min / max.
+            """)
+
+    @Option(help: "Seconds of each long file.") var seconds: Double = 600
+    @Option(help: "Timed runs of each job.") var runs: Int = 3
+    @Option(help: "Files in the batch.") var batchFiles: Int = 32
+    @Option(help: "Seconds of each batch file.") var batchSeconds: Double = 60
+    @Option(help: "Renders at a time in the batch.") var jobs: Int = 2
+    @Flag(help: "Keep the temporary folder.") var keep = false
+
+    func validate() throws {
+        if !(seconds > 0 && seconds <= 7200) { throw ValidationError("--seconds must be in (0, 7200]") }
+        if runs < 1 { throw ValidationError("--runs must be at least 1") }
+        if batchFiles < 1 || batchFiles > 1000 { throw ValidationError("--batch-files must be in 1…1000") }
+    }
+
+    struct Job {
+        var name: String
+        var path: String
+        var args: [String]
+        var seconds: Double
+        var times: [Double] = []
+        var status: String?
+    }
+
+    func run() throws {
+        guard let ffmpeg = findOnPath("ffmpeg") else {
+            print("agraph-bench decode: needs the ffmpeg command-line tool (apt-get install ffmpeg)")
+            throw ExitCode.failure
+        }
+        guard let agraph = siblingExecutable("agraph") else {
+            print("agraph-bench decode: agraph not built beside agraph-bench (swift build -c release --product agraph)")
+            throw ExitCode.failure
+        }
+        let dir = try makeTempDirectory()
+        print("agraph-bench decode: \(formatFixed(seconds, 0)) s of 5.1 E-AC-3 and of stereo AAC; batch \(batchFiles) × \(formatFixed(batchSeconds, 0)) s, -j \(jobs); \(runs) run\(runs == 1 ? "" : "s") each")
+        print("machine: \(machineDescription())")
+        func make(_ out: String, channels: Int, seconds: Double, _ codec: [String]) throws {
+            let freqs = [500, 700, 900, 60, 1100, 1300]
+            var inputs: [String] = []
+            for c in 0..<channels { inputs += ["-f", "lavfi", "-i", "sine=f=\(freqs[c]):r=48000:d=\(seconds)"] }
+            let layout = channels == 6 ? "5.1(side)" : "stereo"
+            let join = (0..<channels).map { "[\($0):a]" }.joined() + "join=inputs=\(channels):channel_layout=\(layout)"
+            let (status, _) = spawnAndWait(ffmpeg, ["-nostdin", "-loglevel", "error", "-y"] + inputs
+                                           + ["-filter_complex", join] + codec + [out], stdout: "/dev/null", stderr: dir + "/make.err")
+            if status != 0 {
+                print("FAILED to make \(out): \(readText(dir + "/make.err") ?? "")")
+                throw ExitCode.failure
+            }
+        }
+        let eac3 = dir + "/movie.ec3", aac = dir + "/music.m4a"
+        try make(eac3, channels: 6, seconds: seconds, ["-c:a", "eac3", "-b:a", "640k", "-f", "eac3"])
+        try make(aac, channels: 2, seconds: seconds, ["-c:a", "aac", "-b:a", "192k"])
+        let graph = dir + "/decode.json"
+        let graphText = """
+            {"format": "agraph/1", "sampleRate": 48000,
+             "nodes": [{"id": "src", "type": "media", "params": {"path": "\(eac3)"}}, {"id": "dec", "type": "ffmpeg"},
+                       {"id": "out", "type": "file-out", "params": {"path": "\(dir)/agraph-out.wav", "sampleFormat": "float32"}}],
+             "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
+            """
+        try writeText(graphText, to: graph)
+        // The batch's files and a shell loop over ffmpeg for the same work.
+        var batch: [String] = []
+        for k in 0..<batchFiles {
+            let f = dir + "/batch-\(k).m4a"
+            if k == 0 { try make(f, channels: 2, seconds: batchSeconds, ["-c:a", "aac", "-b:a", "192k"]) } else {
+                _ = spawnAndWait("/bin/cp", [batch[0], f], stdout: "/dev/null", stderr: "/dev/null")
+            }
+            batch.append(f)
+        }
+        let outDir = dir + "/batch-out"
+        let loop = dir + "/loop.sh"
+        let quoted = batch.map { "'\($0)'" }.joined(separator: " ")
+        try writeText("""
+            #!/bin/sh
+            # What a user would write without agraph: ffmpeg over every file, -j at a time.
+            mkdir -p '\(dir)/loop-out'
+            printf '%s\\n' \(quoted) | xargs -P \(jobs) -I{} sh -c 'b=$(basename "{}" .m4a); '\(ffmpeg)' -nostdin -loglevel error -y -i "{}" -c:a pcm_f32le "\(dir)/loop-out/$b.wav"'
+            """, to: loop)
+        var list: [Job] = [
+            Job(name: "agraph render: E-AC-3 5.1 → float WAV", path: agraph, args: ["render", graph, "--quiet"], seconds: seconds),
+            Job(name: "ffmpeg -i: E-AC-3 5.1 → float WAV", path: ffmpeg,
+                args: ["-nostdin", "-loglevel", "error", "-y", "-i", eac3, "-c:a", "pcm_f32le", dir + "/ffmpeg-out.wav"], seconds: seconds),
+            Job(name: "agraph render: AAC stereo → float WAV", path: agraph,
+                args: ["render", graph, "--quiet", "--set", "src.path=\(aac)"], seconds: seconds),
+            Job(name: "ffmpeg -i: AAC stereo → float WAV", path: ffmpeg,
+                args: ["-nostdin", "-loglevel", "error", "-y", "-i", aac, "-c:a", "pcm_f32le", dir + "/ffmpeg-aac.wav"], seconds: seconds),
+            Job(name: "agraph render --each, \(batchFiles) files, -j \(jobs)", path: agraph,
+                args: ["render", graph, "--quiet", "--each"] + ["src.path=" + batch[0]] + Array(batch.dropFirst())
+                    + ["--output-dir", outDir, "-j", String(jobs)], seconds: Double(batchFiles) * batchSeconds),
+            Job(name: "shell loop over ffmpeg, \(batchFiles) files, -P \(jobs)", path: "/bin/sh", args: [loop],
+                seconds: Double(batchFiles) * batchSeconds),
+        ]
+        for _ in 0..<runs {
+            for k in list.indices where list[k].status == nil {
+                let err = dir + "/job-\(k).err"
+                let (status, t) = spawnAndWait(list[k].path, list[k].args, stdout: "/dev/null", stderr: err)
+                if status == 0 { list[k].times.append(t) } else {
+                    let text = (readText(err) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
+                    list[k].status = "FAILED: exit \(status): \(text)"
+                    list[k].times = []
+                }
+            }
+        }
+        print("")
+        printTable(list.map { Row(name: $0.name, times: $0.times, seconds: $0.seconds, status: $0.status ?? "ok") })
+        print("")
+        for pair in stride(from: 0, to: list.count - 1, by: 2) where !list[pair].times.isEmpty && !list[pair + 1].times.isEmpty {
+            let ratio = Stats(list[pair + 1].times).median / Stats(list[pair].times).median
+            print("\(list[pair].name) vs \(list[pair + 1].name): \(formatFixed(ratio, 2))x as fast (median wall clock); aim ≥ 1x: \(ratio >= 1 ? "met" : "NOT met")")
+        }
+        if keep { print("\nkept \(dir)") } else { removeTree(dir) }
+        if list.contains(where: { $0.status != nil }) { throw ExitCode.failure }
+    }
+}
