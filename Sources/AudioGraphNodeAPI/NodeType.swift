@@ -158,6 +158,16 @@ extension NodeType {
     public func isReplayable(_ parameters: NodeParameters) -> Bool { true }
 }
 
+/// A node type whose instances decode compressed frames off the audio
+/// thread (a decoder plugin such as `ffmpeg`). Other nodes may drive one of
+/// its decoders themselves: a playlist decodes every item with one.
+public protocol FrameDecoderType: NodeType {
+    /// A decoder for streams of up to `channels` channels, with the type's
+    /// default parameters, not yet activated; `nodeID` names it in
+    /// messages. [main-thread]
+    func makeFrameDecoder(nodeID: String, channels: Int, sampleRate: Double) throws -> any FrameDecoder
+}
+
 /// The node types a graph may use, by type id, in registration order.
 public struct NodeRegistry: Sendable {
     public private(set) var types: [any NodeType] = []

@@ -310,7 +310,7 @@ extension NodeRegistry {
 /// A node type from a plugin: the C description turned into a
 /// `NodeDescriptor`, channel rules checked in `resolve`, instances made
 /// through the plugin's functions.
-public struct PluginNodeType: NodeType, @unchecked Sendable {
+public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
     // @unchecked: the C tables are immutable and live until exit.
     let type: UnsafePointer<agraph_node_type_t>
     public let descriptor: NodeDescriptor
@@ -612,6 +612,28 @@ public struct PluginNodeType: NodeType, @unchecked Sendable {
                                          source: source, channels: c.outputFormat?.channels ?? 2, host: host)
         }
         return PluginRenderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID, host: host)
+    }
+
+    /// A decoder instance with the default parameters, for a node that
+    /// decodes with this type itself (a playlist): `channels` in and out.
+    /// [main-thread]
+    public func makeFrameDecoder(nodeID: String, channels: Int, sampleRate: Double) throws -> any FrameDecoder {
+        guard inputCodec != nil, let create = type.pointee.create else {
+            throw EngineError(nodeID: nodeID, "\(descriptor.typeID) (\(descriptor.origin)) is not a decoder")
+        }
+        var defaults = NodeParameters()
+        for p in descriptor.parameters { if let d = p.defaultValue { defaults.values[p.name] = d } }
+        let host = PluginHost(nodeID: nodeID, typeID: descriptor.typeID)
+        let made = withCreateInfo(nodeID: nodeID, parameters: defaults, inputChannels: channels, outputChannels: channels,
+                                  sampleRate: sampleRate, host: host, inputPortChannels: [],
+                                  outputPortChannels: [channels]) { info, error in
+            create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
+        }
+        guard let instance = made.result else {
+            throw EngineError(nodeID: nodeID, "\(descriptor.typeID) (\(descriptor.origin)): create failed: \(made.message.isEmpty ? "no reason given" : made.message)")
+        }
+        return try PluginFrameDecoder(type: type, instance: instance, host: host, typeID: descriptor.typeID,
+                                      nodeID: nodeID, channels: channels)
     }
 
     /// Calls `body` with the C view of a node's parameters (valid during the
