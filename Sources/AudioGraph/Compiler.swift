@@ -150,7 +150,7 @@ public enum GraphCompiler {
             let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
                                           outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
                                           directory: graph.directory, inputNodes: node.inputs.map { steps[$0].node },
-                                          live: live, outputFormats: node.outputFormats)
+                                          live: live, outputFormats: node.outputFormats, registry: graph.registry)
             let made: any RenderNode
             do {
                 made = try node.type.makeNode(context)

@@ -104,16 +104,24 @@ public enum Describe {
         }
         out += "  parameters:\n"
         for p in d.parameters {
-            var facts = [p.type.name]
-            if let r = p.range {
-                facts.append("\(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))")
+            out += parameterLines(p, indent: "    ")
+            if case .objectList(let fields) = p.type {
+                for f in fields { out += parameterLines(f, indent: "        ") }
             }
-            if let u = p.unit { facts.append(u) }
-            if let def = p.defaultValue { facts.append("default \(def)") } else if p.optional { facts.append("optional") } else { facts.append("required") }
-            if p.live { facts.append("live") }
-            out += "    \(p.name): \(facts.joined(separator: ", "))\n      \(p.summary)\n"
         }
         return out
+    }
+
+    /// A parameter (or an object list's field): its facts, then its summary.
+    static func parameterLines(_ p: ParameterDescriptor, indent: String) -> String {
+        var facts = [p.type.name]
+        if let r = p.range {
+            facts.append("\(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))")
+        }
+        if let u = p.unit { facts.append(u) }
+        if let def = p.defaultValue { facts.append("default \(def)") } else if p.optional { facts.append("optional") } else { facts.append("required") }
+        if p.live { facts.append("live") }
+        return "\(indent)\(p.name): \(facts.joined(separator: ", "))\n\(indent)  \(p.summary)\n"
     }
 
     /// One line per type for `agraph nodes`.

@@ -69,6 +69,7 @@ extension ParameterValue {
             }
         })
         case .numberMatrix(let m): .array(m.map { .array($0.map { .number($0) }) })
+        case .objectList(let l): .array(l.map { o in .object(o.keys.sorted().compactMap { k in o[k].map { (k, $0.json) } }) })
         }
     }
 }

@@ -157,6 +157,14 @@ public enum GraphSchema {
             range(&item)
             out.append(("type", .string("array")))
             out.append(("items", .object([("type", .string("array")), ("items", .object(item))])))
+        case .objectList(let fields):
+            var object: [(String, JSONOut)] = [("type", .string("object"))]
+            let required = fields.filter(\.isRequired).map { JSONOut.string($0.name) }
+            if !required.isEmpty { object.append(("required", .array(required))) }
+            object.append(("additionalProperties", .bool(false)))
+            object.append(("properties", .object(fields.map { ($0.name, parameterSchema($0)) })))
+            out.append(("type", .string("array")))
+            out.append(("items", .object(object)))
         }
         if let d = p.defaultValue { out.append(("default", d.json)) }
         var text = p.summary

@@ -28,6 +28,11 @@ public enum ParameterType: Sendable, Equatable {
     /// words (e.g. a stream: `1` or `"best"`). The value is a `.number` or
     /// a `.string`.
     case indexOrWord([String])
+    /// An array of objects, each holding these fields (a playlist's items:
+    /// `[{"path": "a.flac", "start": 1.5}, …]`). Every field is checked as a
+    /// parameter of its own (type, range; required unless it has a default
+    /// or is optional); other fields are refused.
+    indirect case objectList([ParameterDescriptor])
 
     /// How the type reads in messages and in `agraph nodes`.
     public var name: String {
@@ -45,6 +50,7 @@ public enum ParameterType: Sendable, Equatable {
         case .channelList: "array of channel indexes or names"
         case .numberMatrix: "array of arrays of numbers"
         case .indexOrWord(let words): "index (0, 1, …) or " + words.map { "\"\($0)\"" }.joined(separator: ", ")
+        case .objectList(let fields): "array of objects {" + fields.map(\.name).joined(separator: ", ") + "}"
         }
     }
 }
@@ -74,6 +80,8 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
     case stringList([String])
     case channelList([ChannelSelector])
     case numberMatrix([[Double]])
+    /// The objects of an `objectList`, each field by name.
+    indirect case objectList([[String: ParameterValue]])
 
     public var description: String {
         switch self {
@@ -85,13 +93,16 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         case .stringList(let l): "[" + l.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
         case .channelList(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
         case .numberMatrix(let m): "[" + m.map { ParameterValue.numberList($0).description }.joined(separator: ", ") + "]"
+        case .objectList(let l):
+            "[" + l.map { o in "{" + o.keys.sorted().map { "\"\($0)\": \(o[$0]?.description ?? "")" }.joined(separator: ", ") + "}" }
+                .joined(separator: ", ") + "]"
         }
     }
 }
 
 /// The static description of one parameter: enough to validate a graph and
 /// to document the node without creating anything.
-public struct ParameterDescriptor: Sendable {
+public struct ParameterDescriptor: Sendable, Equatable {
     public var name: String
     public var type: ParameterType
     /// Inclusive range for numbers, integers and number-list elements.
@@ -252,6 +263,26 @@ public struct NodeDescriptor: Sendable {
         parameters.firstIndex { $0.name == name }
     }
 
+    /// The files a node's parameters name, of `kind` (`.path`: read,
+    /// `.outputPath`: written): parameters of that type, and fields of that
+    /// type in object lists (a playlist's items), each with its JSON
+    /// pointer tokens below `params` and the path as written.
+    public func filePaths(_ params: NodeParameters, of kind: ParameterType) -> [(tokens: [String], path: String)] {
+        var out: [(tokens: [String], path: String)] = []
+        for p in parameters {
+            if p.type == kind, let value = params.string(p.name) {
+                out.append(([p.name], value))
+            } else if case .objectList(let fields) = p.type, let list = params.objectList(p.name) {
+                for (i, object) in list.enumerated() {
+                    for f in fields where f.type == kind {
+                        if case .string(let value)? = object[f.name] { out.append(([p.name, String(i), f.name], value)) }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
     /// The input port names for the given parameters.
     public func inputPortNames(_ params: NodeParameters) -> [String] {
         switch inputs {
@@ -291,6 +322,7 @@ public struct NodeDescriptor: Sendable {
         case .stringList(let l)?: l.count
         case .channelList(let l)?: l.count
         case .numberMatrix(let m)?: m.count
+        case .objectList(let l)?: l.count
         default: 0
         }
     }
@@ -338,6 +370,10 @@ public struct NodeParameters: Sendable {
     }
     public func numberMatrix(_ name: String) -> [[Double]]? {
         if case .numberMatrix(let v)? = values[name] { return v }
+        return nil
+    }
+    public func objectList(_ name: String) -> [[String: ParameterValue]]? {
+        if case .objectList(let v)? = values[name] { return v }
         return nil
     }
 }

@@ -8,6 +8,9 @@ public struct NodeIssue: Sendable {
         case node
         /// A parameter, or one element of a list parameter.
         case parameter(String, element: Int?)
+        /// A value inside a parameter: the JSON pointer tokens below it
+        /// (`["2", "start"]`: field `start` of an object list's element 2).
+        case parameterPath(String, [String])
         /// The link feeding input port number `index`.
         case input(Int)
     }
@@ -29,12 +32,17 @@ public final class ResolveContext {
     public let directory: String
     /// The node's output ports, in order (empty for a sink).
     public let outputPortNames: [String]
+    /// The node types of the graph's registry (a node that drives another
+    /// type's decoder finds it here).
+    public let registry: NodeRegistry
     public private(set) var issues: [NodeIssue] = []
     /// Formats set port by port with `setOutput`; nil where not set.
     public private(set) var outputFormats: [StreamFormat?]
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat?],
-                sampleRate: Double, directory: String, outputPortNames: [String] = ["out"]) {
+                sampleRate: Double, directory: String, outputPortNames: [String] = ["out"],
+                registry: NodeRegistry = NodeRegistry()) {
+        self.registry = registry
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats
@@ -58,6 +66,12 @@ public final class ResolveContext {
     /// Reports a problem with a parameter (or one of its elements).
     public func error(parameter: String, element: Int? = nil, _ message: String) {
         issues.append(NodeIssue(subject: .parameter(parameter, element: element), message: message))
+    }
+
+    /// Reports a problem with a value inside a parameter, at `path` below
+    /// it (JSON pointer tokens: `["2", "path"]`).
+    public func error(parameter: String, path: [String], _ message: String) {
+        issues.append(NodeIssue(subject: .parameterPath(parameter, path), message: message))
     }
 
     /// Reports a problem with what reaches input port `port`.
@@ -95,10 +109,14 @@ public struct InstanceContext: @unchecked Sendable {
     /// must survive a crash); an offline one writes under a temporary name
     /// and renames the file into place when complete.
     public var live: Bool
+    /// The node types of the graph's registry (see `ResolveContext.registry`).
+    public var registry: NodeRegistry
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat],
                 outputFormat: StreamFormat?, sampleRate: Double, directory: String,
-                inputNodes: [any RenderNode] = [], live: Bool = false, outputFormats: [StreamFormat]? = nil) {
+                inputNodes: [any RenderNode] = [], live: Bool = false, outputFormats: [StreamFormat]? = nil,
+                registry: NodeRegistry = NodeRegistry()) {
+        self.registry = registry
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats

@@ -184,14 +184,14 @@ final class ValidationRun {
             if let v = r.number, r.integer != nil, GraphValidator.sampleRateRange.contains(v) {
                 sampleRate = v
             } else {
-                error(p, "\"sampleRate\" must be an integer number of Hz from 8000 to 384000 (e.g. 48000); found \(r.typeName == "string" ? "a string" : describe(r))")
+                error(p, "\"sampleRate\" must be an integer number of Hz from 8000 to 384000 (e.g. 48000); found \(r.typeName == "string" ? "a string" : ParameterCheck.describe(r))")
             }
         }
         // latency compensation
         var latencyCompensation = true
         if let l = top["latencyCompensation"] {
             if let b = l.bool { latencyCompensation = b } else {
-                error(JSONPointer.root.appending("latencyCompensation"), "\"latencyCompensation\" must be true (the default: paths of different latency are aligned where they meet) or false; found \(describe(l))")
+                error(JSONPointer.root.appending("latencyCompensation"), "\"latencyCompensation\" must be true (the default: paths of different latency are aligned where they meet) or false; found \(ParameterCheck.describe(l))")
             }
         }
         if let d = top["description"], d.string == nil {
@@ -292,7 +292,8 @@ final class ValidationRun {
                 return f
             }
             let context = ResolveContext(nodeID: node.id, parameters: node.parameters, inputFormats: inputFormats,
-                                         sampleRate: sampleRate, directory: directory, outputPortNames: node.outputNames)
+                                         sampleRate: sampleRate, directory: directory, outputPortNames: node.outputNames,
+                                         registry: registry)
             let out = type.resolve(context)
             let outputs: [StreamFormat?] = node.outputNames.indices.map { context.outputFormats[$0] ?? out }
             for issue in context.issues {
@@ -303,6 +304,8 @@ final class ValidationRun {
                     var ptr = node.pointer.appending("params").appending(p)
                     if let e = element { ptr = ptr.appending(e) }
                     error(ptr, node: node.id, issue.message)
+                case .parameterPath(let p, let path):
+                    error(path.reduce(node.pointer.appending("params").appending(p)) { $0.appending($1) }, node: node.id, issue.message)
                 case .input(let port):
                     error(node.feeds[port]?.link ?? node.pointer, node: node.id, issue.message)
                 }
@@ -333,6 +336,7 @@ final class ValidationRun {
         var graph = ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
                                    latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
         graph.sampleRateIsExplicit = sampleRateIsExplicit
+        graph.registry = registry
         return graph
     }
 
@@ -347,16 +351,15 @@ final class ValidationRun {
         var written: [(path: String, shown: String, node: String, pointer: JSONPointer)] = []
         for node in nodes {
             guard let type = node.type else { continue }
-            for p in type.descriptor.parameters where p.type == .path || p.type == .outputPath {
-                guard let value = node.parameters.string(p.name) else { continue }
+            for (tokens, value) in type.descriptor.filePaths(node.parameters, of: .path) {
+                let canonical = GraphPaths.canonical(GraphPaths.resolve(value, against: directory))
+                let pointer = tokens.reduce(node.pointer.appending("params")) { $0.appending($1) }
+                if inputs[canonical] == nil { inputs[canonical] = (node.id, pointer) }
+            }
+            for (tokens, value) in type.descriptor.filePaths(node.parameters, of: .outputPath) {
                 let full = GraphPaths.resolve(value, against: directory)
-                let canonical = GraphPaths.canonical(full)
-                let pointer = node.pointer.appending("params").appending(p.name)
-                if p.type == .path {
-                    if inputs[canonical] == nil { inputs[canonical] = (node.id, pointer) }
-                } else {
-                    written.append((canonical, full, node.id, pointer))
-                }
+                let pointer = tokens.reduce(node.pointer.appending("params")) { $0.appending($1) }
+                written.append((GraphPaths.canonical(full), full, node.id, pointer))
             }
         }
         for w in written {
@@ -428,12 +431,13 @@ final class ValidationRun {
         } else {
             given = [:]
         }
+        let checker = ParameterCheck { [unowned self] in self.error($0, node: nodeID, $1) }
         for (key, v) in given {
             guard let p = descriptor.parameter(named: key) else {
                 error(pointer.appending(key), node: nodeID, Self.unknownParameter(key, of: descriptor))
                 continue
             }
-            if let typed = check(v, against: p, pointer: pointer.appending(key), nodeID: nodeID) {
+            if let typed = checker.check(v, against: p, pointer: pointer.appending(key)) {
                 values[key] = typed
             }
         }
@@ -454,155 +458,6 @@ final class ValidationRun {
         let names = descriptor.parameters.map(\.name)
         let hint = closestMatch(to: key, in: names).map { "did you mean \"\($0)\"? " } ?? ""
         return "'\(descriptor.typeID)' has no parameter \"\(key)\"; \(hint)its parameters: \(names.isEmpty ? "none" : names.joined(separator: ", "))"
-    }
-
-    private func describe(_ v: JSONValue) -> String {
-        switch v.kind {
-        case .number(let d, _): ParameterValue.number(d).description
-        case .string(let s): "\"\(s)\""
-        case .bool(let b): String(b)
-        default: v.typeName
-        }
-    }
-
-    private func rangeText(_ r: ClosedRange<Double>, unit: String?) -> String {
-        let u = unit.map { " \($0)" } ?? ""
-        return "\(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(u)"
-    }
-
-    /// Type- and range-checks one value; reports and returns nil when wrong.
-    private func check(_ v: JSONValue, against p: ParameterDescriptor, pointer: JSONPointer, nodeID: String) -> ParameterValue? {
-        func wrongType() -> ParameterValue? {
-            error(pointer, node: nodeID, "\"\(p.name)\" must be \(p.type.name.hasPrefix("one of") ? "" : "a ")\(p.type.name); found \(v.typeName) \(describe(v))")
-            return nil
-        }
-        func inRange(_ d: Double, element: Int?) -> Bool {
-            guard let r = p.range, !r.contains(d) else { return true }
-            let ptr = element.map { pointer.appending($0) } ?? pointer
-            error(ptr, node: nodeID, "\"\(p.name)\"\(element.map { "[\($0)]" } ?? "") = \(ParameterValue.number(d)) is out of range; allowed: \(rangeText(r, unit: p.unit))")
-            return false
-        }
-        switch p.type {
-        case .number, .integer:
-            guard let d = v.number else { return wrongType() }
-            if p.type == .integer, d != d.rounded() {
-                error(pointer, node: nodeID, "\"\(p.name)\" must be a whole number; found \(describe(v))")
-                return nil
-            }
-            return inRange(d, element: nil) ? .number(d) : nil
-        case .boolean:
-            guard let b = v.bool else { return wrongType() }
-            return .boolean(b)
-        case .string, .path, .outputPath:
-            guard let s = v.string else { return wrongType() }
-            if s.utf8.contains(0) {
-                error(pointer, node: nodeID, "\"\(p.name)\" contains a NUL character (\\u0000), which no file name or C string can hold")
-                return nil
-            }
-            if p.type != .string, s.isEmpty {
-                error(pointer, node: nodeID, "\"\(p.name)\" must be a non-empty path")
-                return nil
-            }
-            return .string(s)
-        case .choice(let options):
-            guard let s = v.string else { return wrongType() }
-            guard options.contains(s), !s.utf8.contains(0) else {
-                let hint = closestMatch(to: s, in: options).map { "did you mean \"\($0)\"? " } ?? ""
-                error(pointer, node: nodeID, "\"\(p.name)\" = \"\(s)\" is not allowed; \(hint)choose one of: \(options.joined(separator: ", "))")
-                return nil
-            }
-            return .string(s)
-        case .numberList:
-            guard let list = v.array else { return wrongType() }
-            var out: [Double] = []
-            var ok = true
-            for (i, e) in list.enumerated() {
-                guard let d = e.number else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a number; found \(e.typeName) \(describe(e))")
-                    ok = false
-                    continue
-                }
-                if !inRange(d, element: i) { ok = false }
-                out.append(d)
-            }
-            return ok ? .numberList(out) : nil
-        case .booleanList:
-            guard let list = v.array else { return wrongType() }
-            var out: [Bool] = []
-            for (i, e) in list.enumerated() {
-                guard let b = e.bool else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a boolean; found \(e.typeName) \(describe(e))")
-                    return nil
-                }
-                out.append(b)
-            }
-            return .booleanList(out)
-        case .stringList:
-            guard let list = v.array else { return wrongType() }
-            var out: [String] = []
-            for (i, e) in list.enumerated() {
-                guard let str = e.string, !str.isEmpty, !str.utf8.contains(0) else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a non-empty string; found \(e.typeName) \(describe(e))")
-                    return nil
-                }
-                out.append(str)
-            }
-            return .stringList(out)
-        case .channelList:
-            guard let list = v.array else { return wrongType() }
-            var out: [ChannelSelector] = []
-            var ok = true
-            for (i, e) in list.enumerated() {
-                if let d = e.number {
-                    guard d == d.rounded(), d >= 0, d < 1e9 else {
-                        error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] = \(describe(e)) is not a channel index; indexes are whole numbers from 0")
-                        ok = false
-                        continue
-                    }
-                    if !inRange(d, element: i) { ok = false; continue }
-                    out.append(.index(Int(d)))
-                } else if let str = e.string, !str.isEmpty, !str.utf8.contains(0) {
-                    out.append(.name(str))
-                } else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be a channel index (0, 1, …) or a channel name (\"L\", \"C\", …); found \(e.typeName) \(describe(e))")
-                    ok = false
-                }
-            }
-            return ok ? .channelList(out) : nil
-        case .indexOrWord(let words):
-            if let str = v.string, words.contains(str) { return .string(str) }
-            if let d = v.number, d == d.rounded(), d >= 0, d < 1e9 {
-                return inRange(d, element: nil) ? .number(d) : nil
-            }
-            error(pointer, node: nodeID, "\"\(p.name)\" must be an index (0, 1, …) or \(words.map { "\"\($0)\"" }.joined(separator: " or ")); found \(v.typeName) \(describe(v))")
-            return nil
-        case .numberMatrix:
-            guard let rows = v.array else { return wrongType() }
-            var out: [[Double]] = []
-            var ok = true
-            for (i, row) in rows.enumerated() {
-                guard let list = row.array else {
-                    error(pointer.appending(i), node: nodeID, "\"\(p.name)\"[\(i)] must be an array of numbers (one row); found \(row.typeName) \(describe(row))")
-                    ok = false
-                    continue
-                }
-                var r: [Double] = []
-                for (j, e) in list.enumerated() {
-                    guard let d = e.number else {
-                        error(pointer.appending(i).appending(j), node: nodeID, "\"\(p.name)\"[\(i)][\(j)] must be a number; found \(e.typeName) \(describe(e))")
-                        ok = false
-                        continue
-                    }
-                    if let range = p.range, !range.contains(d) {
-                        error(pointer.appending(i).appending(j), node: nodeID, "\"\(p.name)\"[\(i)][\(j)] = \(ParameterValue.number(d)) is out of range; allowed: \(rangeText(range, unit: p.unit))")
-                        ok = false
-                    }
-                    r.append(d)
-                }
-                out.append(r)
-            }
-            return ok ? .numberMatrix(out) : nil
-        }
     }
 
     // MARK: links

@@ -78,6 +78,9 @@ public struct ValidatedGraph: Sendable {
     public var links: [Link]
     /// Problems that do not stop the graph from running.
     public var warnings: [Diagnostic]
+    /// The node types it was validated with (nodes that drive another
+    /// type's decoder find it here when they are made).
+    public var registry = NodeRegistry()
 
     public func node(_ id: String) -> Node? { nodes.first { $0.id == id } }
 
@@ -139,10 +142,11 @@ public struct ValidatedGraph: Sendable {
             return "\(path) is the graph file itself"
         }
         for n in nodes {
-            for p in n.descriptor.parameters where p.type == .path || p.type == .outputPath {
-                guard let value = n.parameters.string(p.name),
-                      GraphPaths.canonical(GraphPaths.resolve(value, against: directory)) == target else { continue }
-                return "\(path) is \(p.type == .path ? "read" : "written") by '\(n.id)'"
+            for kind in [ParameterType.path, .outputPath] {
+                for (_, value) in n.descriptor.filePaths(n.parameters, of: kind)
+                where GraphPaths.canonical(GraphPaths.resolve(value, against: directory)) == target {
+                    return "\(path) is \(kind == .path ? "read" : "written") by '\(n.id)'"
+                }
             }
         }
         return nil
