@@ -17,6 +17,9 @@
 //                      null) and the `ac4` sync-frame source
 //   AudioGraphSndFile  libsndfile: `file` and `file-out`, formats, channel maps, outputs
 //                      written under a temporary name
+//   AudioGraphMedia    the `media` demuxer source (libavformat)
+//   AudioGraphPlaylist the `playlist` source: items decoded through a decoder plugin (ffmpeg),
+//                      gapless, edited live
 //   AudioGraphProcessing  processing nodes: resample (libsoxr), channel-map, downmix/upmix,
 //                      delay, filter, limiter, meter, loudness (libebur128)
 //   CSoxr, CEBUR128    libsoxr and libebur128 (pkg-config)
@@ -148,9 +151,14 @@ let package = Package(
             path: "Sources/AudioGraphMedia"
         ),
         .target(
+            name: "AudioGraphPlaylist",
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "GraphFile", "AudioGraphMedia", "AudioGraphProcessing"],
+            path: "Sources/AudioGraphPlaylist"
+        ),
+        .target(
             name: "AudioGraph",
             dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile",
-                           "AudioGraphMedia", "AC4"],
+                           "AudioGraphMedia", "AudioGraphPlaylist", "AC4"],
             path: "Sources/AudioGraph"
         ),
         .target(

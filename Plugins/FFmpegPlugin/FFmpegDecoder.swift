@@ -83,6 +83,8 @@ final class FFmpegDecoder: PluginStreamDecoder {
     var concealedFrames: Int { concealed.load(ordering: .relaxed) }
     /// Decoded channel feeding each output channel.
     var order: [Int] = []
+    /// The open stream's channels (the node's may be more).
+    var streamChannels = 0
     var stream: String = ""
     var scratch: [UnsafeMutablePointer<Float>] = []
     var scratchFrames = 0
@@ -126,7 +128,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
             throw PluginError("libavcodec has no decoder for \(s.codec)")
         }
         guard s.channels > 0 else { throw PluginError("the stream (\(s.codec)) does not say its channel count") }
-        guard s.channels == outputChannels else {
+        // Fewer channels than the node's (a playlist's decoder is made for
+        // the most any item has): the others stay silent.
+        guard s.channels <= outputChannels else {
             throw PluginError("the stream has \(s.channels) channels but the node was made for \(outputChannels)")
         }
         guard let ctx = avcodec_alloc_context3(codec) else { throw PluginError("out of memory") }
@@ -162,8 +166,13 @@ final class FFmpegDecoder: PluginStreamDecoder {
         frame = av_frame_alloc()
         guard packet != nil, frame != nil else { throw PluginError("out of memory") }
         order = Self.order(mask: s.channelMask, channels: s.channels)
+        streamChannels = s.channels
         sameRate = Double(s.sampleRate) == graphRate
+        // A new stream starts as the first one did: trimmed by libavcodec
+        // as ffmpeg's own decode trims it, not aligned to timestamps.
         expected = nil
+        pendingTrim = nil
+        aligning = false
         stream = "\(s.codec), \(s.channels) ch, \(s.sampleRate) Hz"
         if !Self.knownMasks.contains(s.channelMask) {
             host.log(.warning, "the stream (\(stream)) has channel positions the project has no layout for (mask 0x\(String(s.channelMask, radix: 16))): its channels are tagged discrete, in the stream's order")
@@ -322,7 +331,7 @@ final class FFmpegDecoder: PluginStreamDecoder {
         for c in 0..<outputChannels {
             guard let dst = pcm.channel(c) else { continue }
             let from = c < order.count ? order[c] : c
-            if from < scratch.count {
+            if from < min(scratch.count, streamChannels) {
                 (dst + offset).update(from: scratch[from] + start, count: n)
             } else {
                 (dst + offset).update(repeating: 0, count: n)

@@ -147,6 +147,10 @@ public enum ControlCommand: Sendable, Equatable {
     /// `quit` or `exit`
     case quit
     case help
+    /// `playlist NODE add|insert|remove|move|next|clear|list …`; a relative
+    /// path is as typed (the control surface resolves it against the
+    /// working directory).
+    case playlist(node: String, PlaylistCommand)
 }
 
 /// Why a control line is not a command, in words for the user.
@@ -165,6 +169,10 @@ public enum ControlLine {
         seek [NODE] SECONDS    move a file source (or every seekable source)
         pause | play           hold the sources and output silence | go on
         status                 position, peak levels, xruns, underruns, DSP load
+        playlist NODE add PATH [START [END [GAIN]]]          append an item (END "-": to its end; GAIN in dB)
+        playlist NODE insert INDEX PATH [START [END [GAIN]]] put an item at INDEX (0 = first)
+        playlist NODE remove INDEX | move FROM TO            take out or move an item
+        playlist NODE next | clear | list                    skip what plays | empty the list | show it
         quit                   stop cleanly (so does Ctrl-C)
         """
 
@@ -199,6 +207,7 @@ public enum ControlLine {
         case "status": try noArguments(command, arguments); return .status
         case "quit", "exit": try noArguments(command, arguments); return .quit
         case "help": return .help
+        case "playlist": return try PlaylistLine.parse(line)
         default:
             throw ControlLineError("unknown command '\(quoted(command))'; type 'help'")
         }

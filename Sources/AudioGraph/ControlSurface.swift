@@ -140,6 +140,8 @@ public enum ControlReply: Sendable, Equatable {
     case status(GraphStatus)
     case quit
     case help(String)
+    /// What a `playlist` command did, in words.
+    case playlist(String)
 
     public var text: String {
         switch self {
@@ -150,6 +152,7 @@ public enum ControlReply: Sendable, Equatable {
         case .status(let s): s.text
         case .quit: "quit"
         case .help(let text): text
+        case .playlist(let text): text
         }
     }
 }
@@ -207,6 +210,7 @@ public final class ControlSurface: @unchecked Sendable {
             case .status: return .success(.status(try status()))
             case .quit: return .success(.quit)
             case .help: return .success(.help(ControlLine.help))
+            case .playlist(let node, let command): return .success(.playlist(try playlist(node, command)))
             }
         } catch {
             return .failure(error)
@@ -300,6 +304,53 @@ public final class ControlSurface: @unchecked Sendable {
         engine.worker.wake()
     }
 
+    /// The graph's playlist nodes, in graph order.
+    public var playlists: [any PlaylistControlling] {
+        graph.nodes.compactMap { engine.node($0.id) as? PlaylistControlling }
+    }
+
+    /// Runs a command on playlist `node`; a relative path in an item
+    /// resolves against the working directory (where it was typed).
+    /// Returns what it did, in words.
+    @discardableResult
+    public func playlist(_ node: String, _ command: PlaylistCommand) throws(ControlError) -> String {
+        guard let playlist = engine.node(node) as? PlaylistControlling else {
+            let names = playlists.map(\.nodeID)
+            throw ControlError("'\(node)' is not a playlist; playlists: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+        }
+        var command = command
+        let cwd = GraphPaths.currentDirectory()
+        switch command {
+        case .add(var item):
+            item.path = GraphPaths.resolve(item.path, against: cwd)
+            command = .add(item)
+        case .insert(var item, let index):
+            item.path = GraphPaths.resolve(item.path, against: cwd)
+            command = .insert(item, at: index)
+        default: break
+        }
+        do {
+            let text = try playlist.perform(command)
+            engine.worker.wake()
+            return text
+        } catch {
+            throw ControlError("\(node): \(error.message)")
+        }
+    }
+
+    /// The playlists' events that `cursor` has not seen yet, in each
+    /// node's order (nodes in graph order); advances the cursor. Any number
+    /// of readers, each with its own cursor.
+    public func playlistEvents(since cursor: inout PlaylistEventCursor) -> [PlaylistEvent] {
+        var out: [PlaylistEvent] = []
+        for p in playlists {
+            let new = p.events(after: cursor.seen[p.nodeID] ?? 0)
+            if let last = new.last { cursor.seen[p.nodeID] = last.sequence }
+            out += new
+        }
+        return out
+    }
+
     public func pause() { host?.pause() }
     public func play() { host?.play() }
 
@@ -307,6 +358,13 @@ public final class ControlSurface: @unchecked Sendable {
         guard let host else { throw ControlError("the graph is no longer running") }
         return host.status()
     }
+}
+
+/// Which playlist events a reader has seen (`ControlSurface.playlistEvents`).
+public struct PlaylistEventCursor: Sendable {
+    /// The last sequence number seen, by playlist node.
+    public var seen: [String: Int] = [:]
+    public init() {}
 }
 
 extension CompiledGraph {

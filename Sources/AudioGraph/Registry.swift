@@ -4,12 +4,13 @@ import AudioGraphNodes
 import AudioGraphProcessing
 import AudioGraphSndFile
 import AudioGraphMedia
+@_exported import AudioGraphPlaylist
 
 extension NodeRegistry {
     /// Every node type that ships with AudioGraph.
     public static var builtIn: NodeRegistry {
         NodeRegistry([
-            TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(),
+            TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(), PlaylistType(),
             GainType(), MixerType(), SplitType(), FormatTagType(),
             FileSinkType(), NullType(),
         ] + ProcessingNodes.all)

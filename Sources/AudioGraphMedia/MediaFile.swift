@@ -109,6 +109,29 @@ public final class MediaFile: @unchecked Sendable {
         return i >= 0 ? Int(i) : nil
     }
 
+    /// The audio stream played when none is named: libavformat's best,
+    /// else the first audio stream (nil: the file has none).
+    public var defaultAudioStream: MediaStream? {
+        if let best = bestAudioStream, best < streams.count { return streams[best] }
+        return streams.first { $0.kind == "audio" }
+    }
+
+    /// The length of `stream`'s presentation in samples at `sampleRate`,
+    /// when the container says it exactly: an MP4's edit list gives it, and
+    /// its last AAC frame's padding overshoots it (other containers mark
+    /// that padding on the packet). nil otherwise.
+    public func presentationFrames(of stream: MediaStream, sampleRate: Double) -> Int? {
+        guard container.hasPrefix("mov,mp4"), let ticks = stream.durationTicks, stream.timeBaseDen > 0 else { return nil }
+        return Int((Double(ticks) * Double(stream.timeBaseNum) / Double(stream.timeBaseDen) * sampleRate).rounded())
+    }
+
+    /// A reading position over `stream`'s packets, with timestamps in
+    /// samples at `graphRate`; it owns this file from then on (one reader
+    /// at a time). [the thread that reads it]
+    public func cursor(over stream: MediaStream, graphRate: Double) throws(MediaError) -> any CompressedFrameCursor {
+        try MediaCursor(file: self, stream: stream, graphRate: graphRate)
+    }
+
     static func describe(_ st: UnsafeMutablePointer<AVStream>, index: Int) -> MediaStream {
         let par = st.pointee.codecpar.pointee
         let kind: String

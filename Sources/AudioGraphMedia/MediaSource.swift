@@ -52,11 +52,11 @@ public struct MediaSourceType: NodeType {
             }
             chosen = file.streams[i]
         } else {
-            guard let best = file.bestAudioStream ?? audio.first?.index else {
+            guard let best = file.defaultAudioStream else {
                 c.error(parameter: "path", "\(path) (\(file.container)) has no audio stream")
                 return nil
             }
-            chosen = file.streams[best]
+            chosen = best
         }
         guard chosen.sampleRate > 0 else {
             c.error(parameter: "path", "stream \(chosen.index) of \(path) (\(chosen.codec)) has no sample rate")
@@ -91,7 +91,7 @@ public struct MediaSourceType: NodeType {
         do { file = try MediaFile(path: full) } catch { throw EngineError(nodeID: c.nodeID, error.message) }
         let index: Int
         if let i = c.parameters.integer("stream") { index = i } else {
-            guard let best = file.bestAudioStream ?? file.streams.first(where: { $0.kind == "audio" })?.index else {
+            guard let best = file.defaultAudioStream?.index else {
                 throw EngineError(nodeID: c.nodeID, "\(path) has no audio stream")
             }
             index = best
@@ -99,12 +99,7 @@ public struct MediaSourceType: NodeType {
         guard index < file.streams.count else { throw EngineError(nodeID: c.nodeID, "\(path) has no stream \(index)") }
         let start = try FrameTime.frames(seconds: c.parameters.number("start") ?? 0, sampleRate: c.sampleRate)
         var end = try c.parameters.number("end").map { try FrameTime.frames(seconds: $0, sampleRate: c.sampleRate) }
-        // MP4's edit list gives the presentation's length, which its last
-        // AAC frame's padding overshoots (other containers mark that
-        // padding on the packet).
-        let chosen = file.streams[index]
-        if file.container.hasPrefix("mov,mp4"), let ticks = chosen.durationTicks, chosen.timeBaseDen > 0 {
-            let length = Int((Double(ticks) * Double(chosen.timeBaseNum) / Double(chosen.timeBaseDen) * c.sampleRate).rounded())
+        if let length = file.presentationFrames(of: file.streams[index], sampleRate: c.sampleRate) {
             end = min(end ?? length, length)
         }
         return MediaSourceNode(path: full, stream: file.streams[index], sampleRate: c.sampleRate,
@@ -135,7 +130,7 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, @unchecke
     /// Each decoder gets its own demuxer over the file. [main-thread]
     public func makeCursor() throws -> any CompressedFrameCursor {
         do {
-            return try MediaCursor(file: MediaFile(path: path), stream: stream, graphRate: sampleRate)
+            return try MediaFile(path: path).cursor(over: stream, graphRate: sampleRate)
         } catch {
             throw EngineError("cannot open \(path) again: \(error)")
         }
@@ -161,7 +156,7 @@ final class MediaCursor: CompressedFrameCursor {
     /// A packet read ahead by `seek` (to learn where decoding restarts).
     var pending: CompressedFrame?
 
-    init(file: MediaFile, stream: MediaStream, graphRate: Double) throws {
+    init(file: MediaFile, stream: MediaStream, graphRate: Double) throws(MediaError) {
         self.file = file
         self.stream = stream
         self.graphRate = graphRate

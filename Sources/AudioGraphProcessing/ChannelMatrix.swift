@@ -51,33 +51,32 @@ enum ChannelKernels {
     }
 }
 
-/// Runs a fixed channel matrix: output channel `o` = Σ `matrix[o][i]` ×
-/// input channel `i`. The matrix is reduced to its non-zero terms in `init`
-/// and kept in raw memory; `render` only fills two pointer tables and calls
-/// `ChannelKernels.mix`, so it allocates, locks and waits for nothing.
-/// [main-thread for init and prepare; audio-thread for render]
-final class ChannelMatrixNode: RenderNode {
-    /// The buses, set in `prepare`; behind a pointer so that the audio
-    /// thread reads them without a dynamic exclusivity check.
-    struct Wiring {
-        var input: AudioBus?
-        var output: AudioBus?
-    }
-    let wiring: UnsafeMutablePointer<Wiring>
-    let rows: Int
-    let columns: Int
+/// A fixed channel matrix reduced to its non-zero terms, in raw memory:
+/// output channel `o` = Σ `matrix[o][i]` × input channel `i`. The caller
+/// points `inputs` and `outputs` at this block's channels and calls `run`,
+/// which allocates, locks and waits for nothing. `channel-map`, `downmix`
+/// and `upmix` run one per block; a playlist runs one per item, on its
+/// worker thread.
+/// [init: main-thread or worker-thread; the tables and `run`: the thread
+/// that renders with it]
+public final class ChannelMixer {
+    public let rows: Int
+    public let columns: Int
     /// `rows + 1` entries: row `o`'s terms are `rowStart[o] ..< rowStart[o + 1]`.
     let rowStart: UnsafeMutablePointer<Int>
     let source: UnsafeMutablePointer<Int>
     let gain: UnsafeMutablePointer<Float>
     let termCount: Int
-    /// This block's channel pointers, rewritten in each `render`.
-    let inputPointers: UnsafeMutablePointer<UnsafePointer<Float>>
-    let outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// This block's input channels (`columns` of them); set before `run`.
+    public let inputs: UnsafeMutablePointer<UnsafePointer<Float>>
+    /// This block's output channels (`rows` of them); set before `run`.
+    public let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// What the pointer tables hold before the first block.
+    private let placeholder: UnsafeMutablePointer<Float>
 
     /// - Parameter matrix: one row per output channel, one coefficient per
-    ///   input channel (`columns` of them). [main-thread]
-    init(matrix: [[Double]], columns: Int) {
+    ///   input channel (`columns` of them; missing ones are 0).
+    public init(matrix: [[Double]], columns: Int) {
         rows = matrix.count
         self.columns = columns
         var starts: [Int] = [0]
@@ -97,29 +96,57 @@ final class ChannelMatrixNode: RenderNode {
         source.initialize(from: sources, count: termCount)
         gain = .allocate(capacity: max(termCount, 1))
         gain.initialize(from: gains, count: termCount)
-        wiring = .allocate(capacity: 1)
-        wiring.initialize(to: Wiring())
-        let placeholder = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+        placeholder = .allocate(capacity: 1)
         placeholder.initialize(to: 0)
-        self.placeholder = placeholder
-        inputPointers = .allocate(capacity: max(columns, 1))
-        inputPointers.initialize(repeating: UnsafePointer(placeholder), count: max(columns, 1))
-        outputPointers = .allocate(capacity: max(rows, 1))
-        outputPointers.initialize(repeating: placeholder, count: max(rows, 1))
+        inputs = .allocate(capacity: max(columns, 1))
+        inputs.initialize(repeating: UnsafePointer(placeholder), count: max(columns, 1))
+        outputs = .allocate(capacity: max(rows, 1))
+        outputs.initialize(repeating: placeholder, count: max(rows, 1))
     }
 
-    /// What the pointer tables hold before the first block.
-    private let placeholder: UnsafeMutablePointer<Float>
+    deinit {
+        rowStart.deallocate()
+        source.deallocate()
+        gain.deallocate()
+        inputs.deallocate()
+        outputs.deallocate()
+        placeholder.deallocate()
+    }
+
+    /// Mixes `count` frames from `inputs` into `outputs`.
+    @inline(__always)
+    public func run(count: Int) {
+        ChannelKernels.mix(inputs: inputs, outputs: outputs, rows: rows, rowStart: rowStart, source: source,
+                           gain: gain, count: count)
+    }
+}
+
+/// Runs a fixed channel matrix (`ChannelMixer`) on a block: `render` only
+/// fills the mixer's two pointer tables and runs it.
+/// [main-thread for init and prepare; audio-thread for render]
+final class ChannelMatrixNode: RenderNode {
+    /// The buses, set in `prepare`; behind a pointer so that the audio
+    /// thread reads them without a dynamic exclusivity check.
+    struct Wiring {
+        var input: AudioBus?
+        var output: AudioBus?
+    }
+    let wiring: UnsafeMutablePointer<Wiring>
+    let mixer: ChannelMixer
+    var rows: Int { mixer.rows }
+    var columns: Int { mixer.columns }
+
+    /// - Parameter matrix: one row per output channel, one coefficient per
+    ///   input channel (`columns` of them). [main-thread]
+    init(matrix: [[Double]], columns: Int) {
+        mixer = ChannelMixer(matrix: matrix, columns: columns)
+        wiring = .allocate(capacity: 1)
+        wiring.initialize(to: Wiring())
+    }
 
     deinit {
         wiring.deinitialize(count: 1)
         wiring.deallocate()
-        rowStart.deallocate()
-        source.deallocate()
-        gain.deallocate()
-        inputPointers.deallocate()
-        outputPointers.deallocate()
-        placeholder.deallocate()
     }
 
     /// [main-thread & !active]
@@ -136,18 +163,18 @@ final class ChannelMatrixNode: RenderNode {
     /// [audio-thread]
     func render(frames: Int) {
         guard let input = wiring.pointee.input, let output = wiring.pointee.output else { return }
+        let m = mixer
         var c = 0
-        while c < columns {
-            inputPointers[c] = UnsafePointer(input.channel(c))
+        while c < m.columns {
+            m.inputs[c] = UnsafePointer(input.channel(c))
             c += 1
         }
         c = 0
-        while c < rows {
-            outputPointers[c] = output.channel(c)
+        while c < m.rows {
+            m.outputs[c] = output.channel(c)
             c += 1
         }
-        ChannelKernels.mix(inputs: inputPointers, outputs: outputPointers, rows: rows,
-                           rowStart: rowStart, source: source, gain: gain, count: frames)
+        m.run(count: frames)
         output.state = input.state
     }
 }

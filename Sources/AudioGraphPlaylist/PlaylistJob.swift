@@ -1,0 +1,226 @@
+import AudioGraphCore
+import AudioGraphProcessing
+import Synchronization
+
+/// The worker-thread side of a playlist: takes the next item from the
+/// queue at each boundary, opens it (`PlaylistItemSource`), decodes it
+/// through the decoder plugin (`DecodedStream`), mixes it to the
+/// playlist's layout with its gain (`ChannelMixer`) and writes it into the
+/// ring right after the previous item's last sample: no gap, no overlap.
+/// It marks each boundary in the event log at its place in the ring.
+///
+/// Threading: [worker-thread], except `requestNext` and `setTargetFill`
+/// (any thread), `isReady` (the offline driver), `finish` (after the
+/// worker stopped).
+final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchecked Sendable {
+    let nodeID: String
+    let queue: PlaylistQueue
+    let log: PlaylistEventLog
+    let feed: FeedRing
+    let decoder: any FrameDecoder
+    let target: PlaylistItemSource.Target
+    let loop: Bool
+    let framesPerDecode: Int
+    /// The playlist's channels.
+    let channels: Int
+    /// Frames refused as corrupt or missing, over every item.
+    let badFrames = SharedCount()
+    /// Live, at least this much stays buffered, so that opening the next
+    /// item never runs the ring dry (0.1 s).
+    let minimumFill: Int
+    private let fillTarget = Atomic<Int>(Int.max)
+    private let nextRequests = Atomic<Int>(0)
+
+    /// The item being decoded.
+    private struct Current {
+        var id: Int
+        var index: Int
+        var path: String
+        var stream: DecodedStream
+        var mixer: ChannelMixer
+    }
+    private var current: Current?
+    /// No item will start any more.
+    private var ended = false
+    /// Items that failed in a row (a looping list of bad files ends after
+    /// one lap).
+    private var failuresInARow = 0
+    /// What failed, for the end of a render. [worker-thread; read after stop]
+    private(set) var failures: [String] = []
+    private var failuresNotKept = 0
+    /// One decode's worth, mixed to the playlist's channels (planar), then interleaved.
+    private let mixed: UnsafeMutablePointer<Float>
+    private let interleaved: UnsafeMutablePointer<Float>
+
+    /// [main-thread]
+    init(nodeID: String, queue: PlaylistQueue, log: PlaylistEventLog, feed: FeedRing, decoder: any FrameDecoder,
+         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int) {
+        self.nodeID = nodeID
+        self.queue = queue
+        self.log = log
+        self.feed = feed
+        self.decoder = decoder
+        self.target = target
+        self.loop = loop
+        self.framesPerDecode = framesPerDecode
+        channels = feed.channels
+        minimumFill = Int(target.sampleRate / 10)
+        mixed = .allocate(capacity: channels * framesPerDecode)
+        mixed.initialize(repeating: 0, count: channels * framesPerDecode)
+        interleaved = .allocate(capacity: channels * framesPerDecode)
+    }
+
+    deinit {
+        mixed.deallocate()
+        interleaved.deallocate()
+    }
+
+    // MARK: requests [any thread]
+
+    /// Skip what is heard now. [control-thread]
+    func requestNext() { nextRequests.add(1, ordering: .releasing) }
+
+    func setTargetFill(frames: Int) { fillTarget.store(max(frames, minimumFill), ordering: .relaxed) }
+    var targetFill: Int { fillTarget.load(ordering: .relaxed) }
+
+    func isReady(forFrames frames: Int) -> Bool {
+        nextRequests.load(ordering: .acquiring) == 0
+            && (feed.isEnded || feed.bufferedFrames >= min(frames, fillTarget.load(ordering: .relaxed)))
+    }
+
+    // MARK: work [worker-thread]
+
+    func service() -> Bool {
+        if nextRequests.exchange(0, ordering: .acquiring) > 0 {
+            skip()
+            return true
+        }
+        guard !ended else { return false }
+        guard let item = current else {
+            startNext()
+            return true
+        }
+        let goal = fillTarget.load(ordering: .relaxed)
+        if goal < Int.max && feed.bufferedFrames >= goal { return false }
+        let worked = item.stream.step(into: self)
+        if item.stream.isDone {
+            finishCurrent()
+            return true
+        }
+        return worked
+    }
+
+    /// Opens the next item and marks its start; an item that cannot be
+    /// opened is marked failed (the one after it starts next time).
+    private func startNext() {
+        guard let (entry, index) = queue.takeNext(loop: loop) else {
+            end()
+            return
+        }
+        let position = feed.ring.writePosition
+        do throws(PlaylistItemSource.Problem) {
+            let source = try PlaylistItemSource.open(entry.item, for: target)
+            let cursor: any CompressedFrameCursor
+            do { cursor = try source.file.cursor(over: source.stream, graphRate: target.sampleRate) } catch {
+                throw PlaylistItemSource.Problem(field: "path", message: error.message)
+            }
+            // Another stream for the same decoder: flush, then its parameters.
+            decoder.flush()
+            let stream = DecodedStream(cursor: cursor, decoder: decoder, window: source.window,
+                                       framesPerDecode: framesPerDecode, sampleRate: target.sampleRate, badFrames: badFrames)
+            if let why = stream.openIfNeeded() { throw PlaylistItemSource.Problem(field: "path", message: why) }
+            current = Current(id: entry.id, index: index, path: entry.item.path, stream: stream,
+                              mixer: ChannelMixer(matrix: source.matrix, columns: source.stream.channels))
+            log.mark(.started, id: entry.id, index: index, path: entry.item.path, at: position)
+        } catch {
+            fail(id: entry.id, index: index, path: entry.item.path, error.message, at: position)
+        }
+    }
+
+    /// The item being decoded is done: ended, or failed on the way.
+    private func finishCurrent() {
+        guard let item = current else { return }
+        current = nil
+        queue.finishCurrent()
+        let position = feed.ring.writePosition
+        if let why = item.stream.failure {
+            fail(id: item.id, index: item.index, path: item.path, why, at: position)
+        } else {
+            failuresInARow = 0
+            log.mark(.ended, id: item.id, index: item.index, path: item.path, at: position)
+        }
+    }
+
+    private func fail(id: Int, index: Int, path: String, _ reason: String, at position: Int) {
+        queue.finishCurrent()
+        log.mark(.failed(reason: reason), id: id, index: index, path: path, at: position)
+        if failures.count < 100 {
+            failures.append("'\(nodeID)': item \(index) (\(path)) failed: \(reason); went on with the next item")
+        } else {
+            failuresNotKept += 1
+        }
+        failuresInARow += 1
+        if loop && failuresInARow >= max(queue.count, 1) {
+            failures.append("'\(nodeID)': every item of the looping playlist failed in a row; it stopped")
+            end()
+        }
+    }
+
+    /// No more items: the stream ends after what the ring holds.
+    private func end() {
+        ended = true
+        queue.markEnded()
+        feed.markEnd()
+    }
+
+    /// `next`: drops what the ring holds beyond what is heard, ends the
+    /// item heard (skipped), and goes on from the item after it (the one
+    /// the worker had started ahead, if any, starts again from its start).
+    private func skip() {
+        let heardUpTo = feed.ring.readPosition
+        feed.flush()
+        let (heard, unheard) = log.cut(at: heardUpTo)
+        if let heard {
+            log.mark(.skipped, id: heard.id, index: heard.index, path: heard.path, at: feed.ring.writePosition)
+        }
+        if current != nil {
+            current = nil
+            queue.finishCurrent()
+        }
+        if let unheard { queue.replay(unheard.id) }
+        if ended { feed.markEnd() }
+    }
+
+    // MARK: DecodedPCMOutput [worker-thread]
+
+    var writableFrames: Int { feed.writableFrames }
+
+    /// Mixes decoded frames to the playlist's channels, with the item's
+    /// gain, and writes them into the ring.
+    func write(_ decoded: UnsafePointer<UnsafeMutablePointer<Float>?>, count: Int, offset: Int, frames: Int) {
+        guard let mixer = current?.mixer else { return }
+        for c in 0..<min(mixer.columns, count) {
+            if let p = decoded[c] { mixer.inputs[c] = UnsafePointer(p + offset) }
+        }
+        for o in 0..<mixer.rows { mixer.outputs[o] = mixed + o * framesPerDecode }
+        mixer.run(count: frames)
+        for o in 0..<channels {
+            Kernels.interleave(mixed + o * framesPerDecode, to: interleaved, stride: channels, channel: o, count: frames)
+        }
+        feed.write(interleaved, frames: frames)
+    }
+
+    // MARK: end [control-thread & !rendering]
+
+    func finish() throws {}
+
+    /// What failed and what was damaged, for `agraph render` to show. A
+    /// failed item never fails the render: the playlist went on.
+    func finish(completed: Bool) throws -> [String] {
+        var notices = failures
+        if failuresNotKept > 0 { notices.append("'\(nodeID)': \(failuresNotKept) more items failed") }
+        let damaged = badFrames.count + decoder.concealedFrames
+        if damaged > 0 { notices.append("'\(nodeID)': \(damaged) damaged frame\(damaged == 1 ? "" : "s") concealed") }
+        return notices
+    }
+}
