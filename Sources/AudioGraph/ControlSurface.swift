@@ -342,13 +342,7 @@ public final class ControlSurface: @unchecked Sendable {
     /// node's order (nodes in graph order); advances the cursor. Any number
     /// of readers, each with its own cursor.
     public func playlistEvents(since cursor: inout PlaylistEventCursor) -> [PlaylistEvent] {
-        var out: [PlaylistEvent] = []
-        for p in playlists {
-            let new = p.events(after: cursor.seen[p.nodeID] ?? 0)
-            if let last = new.last { cursor.seen[p.nodeID] = last.sequence }
-            out += new
-        }
-        return out
+        cursor.take(from: playlists)
     }
 
     public func pause() { host?.pause() }
@@ -358,13 +352,6 @@ public final class ControlSurface: @unchecked Sendable {
         guard let host else { throw ControlError("the graph is no longer running") }
         return host.status()
     }
-}
-
-/// Which playlist events a reader has seen (`ControlSurface.playlistEvents`).
-public struct PlaylistEventCursor: Sendable {
-    /// The last sequence number seen, by playlist node.
-    public var seen: [String: Int] = [:]
-    public init() {}
 }
 
 extension CompiledGraph {

@@ -78,6 +78,9 @@ public final class RunningGraph: @unchecked Sendable {
         /// A `meter` node finished a window (at most one event per meter
         /// per owner tick, with its latest window).
         case meter(MeterReading)
+        /// A `playlist` node's item started, ended, was skipped or failed
+        /// (published when the audio reaches it).
+        case playlist(PlaylistEvent)
     }
 
     /// Where the graph is: position, peaks (over the last 0.25–0.5 s, not reset
@@ -119,9 +122,13 @@ public final class RunningGraph: @unchecked Sendable {
                                         continuation: continuation, wakeup: wakeup)
                 // From here on the owner thread runs the session's monitor.
                 let meters = MeterEvents(session: s, continuation: continuation)
+                let playlists = PlaylistEvents(session: s, continuation: continuation)
                 owner.tick = { [weak s] in
                     s?.tick()
-                    if s != nil { meters.tick() }
+                    if s != nil {
+                        meters.tick()
+                        playlists.tick()
+                    }
                 }
                 for id in s.engine.ids {
                     guard let node = s.engine.node(id) as? LatencyChangeNotifying else { continue }
@@ -282,5 +289,22 @@ final class MeterEvents: @unchecked Sendable {
             seen[i] = window
             continuation.yield(.meter(meter.reading()))
         }
+    }
+}
+
+/// Publishes the `playlist` nodes' events as they reach the audio.
+/// [owner-thread]
+final class PlaylistEvents: @unchecked Sendable {
+    private let playlists: [any PlaylistControlling]
+    private var cursor = PlaylistEventCursor()
+    private let continuation: AsyncStream<RunningGraph.Event>.Continuation
+
+    init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
+        playlists = session.graph.nodes.compactMap { session.engine.node($0.id) as? PlaylistControlling }
+        self.continuation = continuation
+    }
+
+    func tick() {
+        for e in cursor.take(from: playlists) { continuation.yield(.playlist(e)) }
     }
 }

@@ -35,14 +35,19 @@ public final class ResolveContext {
     /// The node types of the graph's registry (a node that drives another
     /// type's decoder finds it here).
     public let registry: NodeRegistry
+    /// The parameters the graph file writes for the node, valid or not: a
+    /// written parameter missing from `parameters` was refused, and the
+    /// refusal is reported already.
+    public let writtenParameters: Set<String>
     public private(set) var issues: [NodeIssue] = []
     /// Formats set port by port with `setOutput`; nil where not set.
     public private(set) var outputFormats: [StreamFormat?]
 
     public init(nodeID: String, parameters: NodeParameters, inputFormats: [StreamFormat?],
                 sampleRate: Double, directory: String, outputPortNames: [String] = ["out"],
-                registry: NodeRegistry = NodeRegistry()) {
+                registry: NodeRegistry = NodeRegistry(), writtenParameters: Set<String>? = nil) {
         self.registry = registry
+        self.writtenParameters = writtenParameters ?? Set(parameters.values.keys)
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats

@@ -84,15 +84,15 @@ public struct PlaylistEvent: Sendable, Equatable, CustomStringConvertible {
         self.path = path
     }
 
-    /// One line: `pl: item 2 started: /music/b.flac`.
+    /// One line: `pl: item 2 started: /music/b.flac`,
+    /// `pl: item 3 failed: cannot read /music/c.flac: no such file or directory`.
     public var description: String {
-        let what = switch kind {
-        case .started: "started"
-        case .ended: "ended"
-        case .skipped: "skipped"
-        case .failed(let reason): "failed (\(reason)); going on with the next item"
+        switch kind {
+        case .started: "\(node): item \(item) started: \(path)"
+        case .ended: "\(node): item \(item) ended: \(path)"
+        case .skipped: "\(node): item \(item) skipped: \(path)"
+        case .failed(let reason): "\(node): item \(item) failed: " + (reason.contains(path) ? reason : "\(path): \(reason)")
         }
-        return "\(node): item \(item) \(what): \(path)"
     }
 }
 
@@ -145,4 +145,24 @@ public protocol PlaylistControlling: AnyObject {
     func events(after sequence: Int) -> [PlaylistEvent]
     /// The list now.
     var snapshot: PlaylistSnapshot { get }
+}
+
+/// Which playlist events a reader has seen: each reader (the console, the
+/// live graph's event stream, a test) keeps its own. [its owner's thread]
+public struct PlaylistEventCursor: Sendable {
+    /// The last sequence number seen, by playlist node.
+    public var seen: [String: Int] = [:]
+    public init() {}
+
+    /// The events of `playlists` not seen yet, each node's in order, nodes
+    /// in the order given; marks them seen.
+    public mutating func take(from playlists: [any PlaylistControlling]) -> [PlaylistEvent] {
+        var out: [PlaylistEvent] = []
+        for p in playlists {
+            let new = p.events(after: seen[p.nodeID] ?? 0)
+            if let last = new.last { seen[p.nodeID] = last.sequence }
+            out += new
+        }
+        return out
+    }
 }

@@ -28,6 +28,9 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     /// Live, at least this much stays buffered, so that opening the next
     /// item never runs the ring dry (0.1 s).
     let minimumFill: Int
+    /// The most it reads ahead (`bufferTime`; offline too), so that an edit
+    /// reaches items a little ahead of what plays.
+    let readAhead: Int
     private let fillTarget = Atomic<Int>(Int.max)
     private let nextRequests = Atomic<Int>(0)
 
@@ -54,7 +57,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
 
     /// [main-thread]
     init(nodeID: String, queue: PlaylistQueue, log: PlaylistEventLog, feed: FeedRing, decoder: any FrameDecoder,
-         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int) {
+         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int, readAhead: Int) {
         self.nodeID = nodeID
         self.queue = queue
         self.log = log
@@ -65,6 +68,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         self.framesPerDecode = framesPerDecode
         channels = feed.channels
         minimumFill = Int(target.sampleRate / 10)
+        self.readAhead = max(readAhead, minimumFill)
         mixed = .allocate(capacity: channels * framesPerDecode)
         mixed.initialize(repeating: 0, count: channels * framesPerDecode)
         interleaved = .allocate(capacity: channels * framesPerDecode)
@@ -80,12 +84,13 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     /// Skip what is heard now. [control-thread]
     func requestNext() { nextRequests.add(1, ordering: .releasing) }
 
+    /// Live: a period and a little more, at least `minimumFill`.
     func setTargetFill(frames: Int) { fillTarget.store(max(frames, minimumFill), ordering: .relaxed) }
-    var targetFill: Int { fillTarget.load(ordering: .relaxed) }
+    /// What the worker keeps buffered: the live target, at most `readAhead`.
+    var targetFill: Int { min(fillTarget.load(ordering: .relaxed), readAhead) }
 
     func isReady(forFrames frames: Int) -> Bool {
-        nextRequests.load(ordering: .acquiring) == 0
-            && (feed.isEnded || feed.bufferedFrames >= min(frames, fillTarget.load(ordering: .relaxed)))
+        nextRequests.load(ordering: .acquiring) == 0 && (feed.isEnded || feed.bufferedFrames >= min(frames, targetFill))
     }
 
     // MARK: work [worker-thread]
@@ -100,8 +105,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             startNext()
             return true
         }
-        let goal = fillTarget.load(ordering: .relaxed)
-        if goal < Int.max && feed.bufferedFrames >= goal { return false }
+        if feed.bufferedFrames >= targetFill { return false }
         let worked = item.stream.step(into: self)
         if item.stream.isDone {
             finishCurrent()

@@ -34,12 +34,13 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
         self.output = output
         try decoder.activate(sampleRate: context.sampleRate, maxFrames: context.maxFrames)
         let perDecode = decoder.maxFramesPerDecode
+        // Room for what it reads ahead plus one decode's worth, at the least.
         let ring = FeedRing(channels: target.layout.channelCount ?? 2,
-                            capacityFrames: max(bufferFrames, 4 * perDecode, 2 * context.maxFrames),
+                            capacityFrames: max(bufferFrames + 2 * perDecode, 2 * context.maxFrames),
                             maxFrames: context.maxFrames)
         feed = ring
         job = PlaylistJob(nodeID: nodeID, queue: queue, log: log, feed: ring, decoder: decoder, target: target,
-                          loop: loop, framesPerDecode: perDecode)
+                          loop: loop, framesPerDecode: perDecode, readAhead: bufferFrames)
     }
 
     /// [audio-thread]

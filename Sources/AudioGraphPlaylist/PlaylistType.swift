@@ -74,6 +74,9 @@ public struct PlaylistType: NodeType {
                                           channels: channels, parameter: "bufferTime") {
             c.error(parameter: "bufferTime", problem)
         }
+        // Items or a file refused already (a field's type or range): their
+        // errors say it all.
+        for name in ["items", "file"] where c.writtenParameters.contains(name) && c.parameters[name] == nil { return nil }
         let decoder: any FrameDecoderType
         switch Self.decoder(in: c.registry) {
         case .success(let d): decoder = d

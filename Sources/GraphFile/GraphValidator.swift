@@ -140,6 +140,8 @@ final class ValidationRun {
         var id: String
         var type: (any NodeType)?
         var parameters: NodeParameters
+        /// The parameters the file writes, valid or not.
+        var written: Set<String> = []
         var pointer: JSONPointer
         var portNames: [String]
         /// The output port names (empty for a sink).
@@ -293,7 +295,7 @@ final class ValidationRun {
             }
             let context = ResolveContext(nodeID: node.id, parameters: node.parameters, inputFormats: inputFormats,
                                          sampleRate: sampleRate, directory: directory, outputPortNames: node.outputNames,
-                                         registry: registry)
+                                         registry: registry, writtenParameters: node.written)
             let out = type.resolve(context)
             let outputs: [StreamFormat?] = node.outputNames.indices.map { context.outputFormats[$0] ?? out }
             for issue in context.issues {
@@ -413,6 +415,7 @@ final class ValidationRun {
         }
         node.type = type
         node.parameters = parseParameters(object["params"], descriptor: type.descriptor, pointer: pointer.appending("params"), nodeID: id)
+        node.written = Set(object["params"]?.object?.keys.map { $0 } ?? [])
         node.portNames = type.descriptor.inputPortNames(node.parameters)
         node.outputNames = type.descriptor.outputPortNames(node.parameters)
         node.consumers = Array(repeating: 0, count: node.outputNames.count)

@@ -15,7 +15,8 @@ struct Run: ParsableCommand {
             none runs, and stops it on exit. The graph is validated before anything touches JACK.
 
             Commands on stdin: set NODE.PARAM VALUE, get NODE.PARAM, seek [NODE] SECONDS, pause, play, \
-            status, quit, help. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
+            status, playlist NODE add|insert|remove|move|next|clear|list …, quit, help. Playlist items that \
+            start, end, are skipped or fail are printed on stdout. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
             Exits 0 at the end of the graph's streams, at --duration, on quit or Ctrl-C; \
             1 when the JACK server shuts down (unless --reconnect brings it back).
             """)
@@ -97,6 +98,7 @@ struct Run: ParsableCommand {
         loop: while true {
             console.pollCommands(timeout: 0.1)
             console.printPluginMessages()
+            console.printPlaylistEvents()
             if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
             if let reason = live.shutdownReason {
                 console.clearLine()
@@ -120,6 +122,7 @@ struct Run: ParsableCommand {
             console.showStatus()
         }
         console.clearLine()
+        console.printPlaylistEvents()
         let status = live.status()
         let errors = live.stop()
         console.printPluginMessages()
@@ -148,6 +151,7 @@ final class Console {
     var buffer = [UInt8](repeating: 0, count: 65_536)
     var quitRequested = false
     var lastStatus = 0.0
+    var playlistCursor = PlaylistEventCursor()
     var statusShown = false
 
     init(live: RunningGraph, quiet: Bool) {
@@ -223,6 +227,15 @@ final class Console {
         guard !messages.isEmpty else { return }
         clearLine()
         for line in messages { printError("agraph: \(line)") }
+    }
+
+    /// Playlist items that started, ended, were skipped or failed since
+    /// the last call, one line each on stdout (`pl: item 1 started: PATH`).
+    func printPlaylistEvents() {
+        let events = live.control.playlistEvents(since: &playlistCursor)
+        guard !events.isEmpty else { return }
+        clearLine()
+        for e in events { writeStdout(e.description + "\n") }
     }
 
     func clearLine() {
