@@ -297,6 +297,11 @@ let package = Package(
             path: "Tests/CLITests"
         ),
         .testTarget(
+            name: "PlaylistTests",
+            dependencies: ["AudioGraph", "AudioGraphPlugins", "TestSupport"],
+            path: "Tests/PlaylistTests"
+        ),
+        .testTarget(
             name: "ProcessingTests",
             dependencies: ["AudioGraph", "AudioGraphProcessing", "AudioGraphSndFile", "TestSupport", "CSndFile"],
             path: "Tests/ProcessingTests"

@@ -4,16 +4,6 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// A control host for an offline graph: no transport, a fixed status.
-final class OfflineHost: ControlHost, @unchecked Sendable {
-    func pause() {}
-    func play() {}
-    func status() -> GraphStatus {
-        GraphStatus(seconds: 0, frames: 0, peaks: [], xruns: 0, underruns: 0, cpuLoad: 0, bufferSize: 0,
-                    paused: false, finished: false, serverGone: false)
-    }
-}
-
 final class MeterTests: XCTestCase {
     let fs = 48000.0
 
