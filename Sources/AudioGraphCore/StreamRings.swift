@@ -42,8 +42,13 @@ public final class FeedRing: @unchecked Sendable {
     /// Whole frames that fit now.
     public var writableFrames: Int { ring.writable / channels }
 
-    /// Frames buffered and not yet played. [any thread; an estimate]
-    public var bufferedFrames: Int { ring.readable / channels }
+    /// Frames buffered and not yet played; after a `flush`, only those
+    /// written since (the stale ones are dropped at the consumer's next
+    /// block). [any thread; an estimate]
+    public var bufferedFrames: Int {
+        let from = max(ring.readPosition, flushPosition.load(ordering: .acquiring))
+        return max(ring.writePosition &- from, 0) / channels
+    }
 
     /// Writes `frames` interleaved frames if they fit whole; returns frames written.
     @discardableResult
@@ -62,7 +67,7 @@ public final class FeedRing: @unchecked Sendable {
     /// previous end of stream. [producer]
     public func flush() {
         ended.store(false, ordering: .releasing)
-        flushPosition.store(ring.writePosition, ordering: .relaxed)
+        flushPosition.store(ring.writePosition, ordering: .releasing)
         flushGeneration.add(1, ordering: .releasing)
     }
 

@@ -31,6 +31,10 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     /// The most it reads ahead (`bufferTime`; offline too), so that an edit
     /// reaches items a little ahead of what plays.
     let readAhead: Int
+    /// When the list has run out, the end of the stream waits until no
+    /// more than this is left to play (the largest block): an item added
+    /// until then still follows with no gap.
+    let endMargin: Int
     private let fillTarget = Atomic<Int>(Int.max)
     private let nextRequests = Atomic<Int>(0)
 
@@ -57,7 +61,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
 
     /// [main-thread]
     init(nodeID: String, queue: PlaylistQueue, log: PlaylistEventLog, feed: FeedRing, decoder: any FrameDecoder,
-         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int, readAhead: Int) {
+         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int, readAhead: Int, maxFrames: Int) {
         self.nodeID = nodeID
         self.queue = queue
         self.log = log
@@ -69,6 +73,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         channels = feed.channels
         minimumFill = Int(target.sampleRate / 10)
         self.readAhead = max(readAhead, minimumFill)
+        endMargin = maxFrames
         mixed = .allocate(capacity: channels * framesPerDecode)
         mixed.initialize(repeating: 0, count: channels * framesPerDecode)
         interleaved = .allocate(capacity: channels * framesPerDecode)
@@ -101,10 +106,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             return true
         }
         guard !ended else { return false }
-        guard let item = current else {
-            startNext()
-            return true
-        }
+        guard let item = current else { return startNext() }
         if feed.bufferedFrames >= targetFill { return false }
         let worked = item.stream.step(into: self)
         if item.stream.isDone {
@@ -116,10 +118,13 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
 
     /// Opens the next item and marks its start; an item that cannot be
     /// opened is marked failed (the one after it starts next time).
-    private func startNext() {
+    private func startNext() -> Bool {
         guard let (entry, index) = queue.takeNext(loop: loop) else {
+            // Nothing more, for now: an item added before the audio reaches
+            // the end still plays.
+            guard feed.bufferedFrames <= endMargin else { return false }
             end()
-            return
+            return true
         }
         let position = feed.ring.writePosition
         do throws(PlaylistItemSource.Problem) {
@@ -139,6 +144,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         } catch {
             fail(id: entry.id, index: index, path: entry.item.path, error.message, at: position)
         }
+        return true
     }
 
     /// The item being decoded is done: ended, or failed on the way.

@@ -40,7 +40,7 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
                             maxFrames: context.maxFrames)
         feed = ring
         job = PlaylistJob(nodeID: nodeID, queue: queue, log: log, feed: ring, decoder: decoder, target: target,
-                          loop: loop, framesPerDecode: perDecode, readAhead: bufferFrames)
+                          loop: loop, framesPerDecode: perDecode, readAhead: bufferFrames, maxFrames: context.maxFrames)
     }
 
     /// [audio-thread]
