@@ -43,9 +43,15 @@ final class PlaylistPlaybackTests: PlaylistTestCase {
         let out = try render(graph(items([(a.path, ""), (b.path, "")])))
         XCTAssertEqual(out.result.ending, .endOfStream)
         let (l, r) = (out.channels[0], out.channels[1])
-        // The first item, converted: about 48,000 frames (the converter may add its delay).
+        // The first item, converted: exactly 1 s at 48 kHz, in time: the
+        // 1 kHz sine as if sampled at 48 kHz (within the converter's
+        // 20-bit precision) away from the item's edges.
         let firstLength = l.count - 48_000
-        XCTAssertEqual(Double(firstLength), 48_000, accuracy: 200, "1 s at 44.1 kHz is 1 s at 48 kHz")
+        XCTAssertEqual(firstLength, 48_000, "1 s at 44.1 kHz is 48,000 frames at 48 kHz")
+        let resampled = Synth.sine(frequency: 1000, amplitude: amplitude * 0.5.squareRoot(), sampleRate: Self.rate, frames: 48_000)
+        var largest: Float = 0
+        for i in 2_000..<46_000 { largest = max(largest, abs(l[i] - resampled[i])) }
+        XCTAssertLessThan(largest, 1e-4, "converted in time (lag 0) and in level")
         let full = SignalAnalysis.dBFS(amplitude)
         let mid = 12_000..<36_000
         for x in [l, r] {
