@@ -10,9 +10,9 @@ extension NodeRegistry {
     /// Every node type that ships with AudioGraph.
     public static var builtIn: NodeRegistry {
         NodeRegistry([
-            TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(), PlaylistType(),
+            TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(),
             GainType(), MixerType(), SplitType(), FormatTagType(),
-            FileSinkType(), NullType(),
+            FileSinkType(), NullType(), PlaylistType(),
         ] + ProcessingNodes.all)
     }
 }

@@ -144,10 +144,10 @@ final class GraphExamplesTests: XCTestCase {
     static func needsDAALibrary(_ url: URL) -> Bool { url.lastPathComponent.hasPrefix("ac4-daa") }
 
     /// Node types whose examples are checked elsewhere: `ac4` in the DAA
-    /// graphs (DAATests, with the test double), `media` in Graphs/ffmpeg/
-    /// (they need the ffmpeg decoder plugin: MediaTests validates them with
-    /// `agraph validate`, which finds it).
-    static let typesCoveredByDAATests: Set<String> = ["ac4", "media"]
+    /// graphs (DAATests, with the test double), `media` and `playlist` in
+    /// Graphs/ffmpeg/ (they need the ffmpeg decoder plugin: MediaTests
+    /// validates them with `agraph validate`, which finds it).
+    static let typesCoveredByDAATests: Set<String> = ["ac4", "media", "playlist"]
 
     func testExampleGraphsValidateCleanly() throws {
         let files = try Self.jsonFiles(in: Self.graphsDir).filter { !Self.needsDAALibrary($0) }
