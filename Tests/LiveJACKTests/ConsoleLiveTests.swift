@@ -13,20 +13,6 @@ final class ConsoleLiveTests: LiveTestCase {
         cli.stdout.split(separator: "\n").filter { $0.contains(" xruns ") && $0.contains(" DSP ") }.count
     }
 
-    /// Runs `body` with `agraph run` of `graph` (JSON) at its console, on a
-    /// server of its own; `body`'s last command must stop it cleanly.
-    /// Returns all it wrote to stderr.
-    @discardableResult
-    func atTheConsole(of graph: String, _ body: (CLIProcess) throws -> Void) throws -> String {
-        let server = try TestJACKServer()
-        defer { server.stop() }
-        let cli = try startAgraphRun(try writeGraph(graph), server: server)
-        defer { cli.kill() }
-        try body(cli)
-        assertExitsCleanly(cli)
-        return cli.stderr
-    }
-
     /// Waits until stdout holds `count` status replies.
     func waitForStatusReplies(_ cli: CLIProcess, _ count: Int, timeout: Double,
                               file: StaticString = #filePath, line: UInt = #line) {

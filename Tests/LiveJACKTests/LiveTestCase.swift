@@ -126,6 +126,20 @@ class LiveTestCase: XCTestCase {
         return cli
     }
 
+    /// Runs `body` with `agraph run` of `graph` (JSON) at its console, on a
+    /// server of its own; `body`'s last command must stop it cleanly (or
+    /// the graph end). Returns all it wrote to stderr.
+    @discardableResult
+    func atTheConsole(of graph: String, _ body: (CLIProcess) throws -> Void) throws -> String {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let cli = try startAgraphRun(try writeGraph(graph), server: server)
+        defer { cli.kill() }
+        try body(cli)
+        assertExitsCleanly(cli)
+        return cli.stderr
+    }
+
     /// Asserts that `cli` exits within `timeout` s, with status 0.
     func assertExitsCleanly(_ cli: CLIProcess, timeout: Double = 15, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertTrue(cli.waitForExit(timeout: timeout), cli.stderr, file: file, line: line)

@@ -1,0 +1,37 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A playlist played live by `agraph run`, edited at its prompt: the
+/// replies and the item events on stdout, in the order they are heard.
+final class PlaylistLiveTests: LiveTestCase {
+    func testPlaylistCommandsAtThePromptAndItsEventsOnStdout() throws {
+        for (name, frequency) in [("a.wav", 440.0), ("b.wav", 660), ("c.wav", 880)] {
+            try writeSoundFile(dir.file(name), format: .wavFloat32, channels: 1, sampleRate: Self.rate,
+                               samples: Synth.sine(frequency: frequency, amplitude: 0.5, sampleRate: Self.rate, frames: Int(Self.rate)))
+        }
+        let graph = #"{"format": "agraph/1", "nodes": [{"id": "pl", "type": "playlist", "params": {"items": [{"path": "a.wav"}, {"path": "b.wav"}, {"path": "c.wav"}]}}, {"id": "out", "type": "jack-out"}], "links": [{"from": "pl", "to": "out"}]}"#
+        var lines: [String] = []
+        try atTheConsole(of: graph) { cli in
+            XCTAssertTrue(waitUntil(timeout: 10) { cli.stdout.contains("pl: item 0 started: ") }, cli.stdout + cli.stderr)
+            // Move c before b, skip a, add a file that is not there (it
+            // fails at its turn: reported, and the playlist ends after it).
+            cli.write(Array("playlist pl move 2 1\nplaylist pl next\nplaylist pl add missing.flac\nplaylist pl list\n".utf8))
+            // The graph ends on its own after the last item.
+            XCTAssertTrue(waitUntil(timeout: 15) { cli.stdout.contains("pl: item 3 failed: ") }, cli.stdout + cli.stderr)
+            lines = cli.stdout.split(separator: "\n").map(String.init)
+        }
+        let events = lines.filter { $0.hasPrefix("pl: item ") }.map { line in
+            line.split(separator: ":").prefix(2).joined(separator: ":")
+        }
+        XCTAssertEqual(events, ["pl: item 0 started", "pl: item 0 skipped", "pl: item 1 started", "pl: item 1 ended",
+                                "pl: item 2 started", "pl: item 2 ended", "pl: item 3 failed"], lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("pl: item 1 started: ") && $0.hasSuffix("/c.wav") }, "c moved before b")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("pl: item 3 failed: cannot read ") && $0.contains("missing.flac: no such file or directory") },
+                      lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("pl: added item 3: ") && $0.hasSuffix("/missing.flac") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("pl: moved item 2 to 1: ") && $0.hasSuffix("/c.wav") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("> 0 ") && $0.hasSuffix("/a.wav") } || lines.contains { $0.hasPrefix("> 1 ") },
+                      "list marks the item playing: " + lines.joined(separator: "\n"))
+    }
+}
