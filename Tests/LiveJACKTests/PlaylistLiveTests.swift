@@ -1,3 +1,6 @@
+import AudioGraph
+import AudioGraphJACK
+import AudioGraphPlugins
 import Foundation
 import TestSupport
 import XCTest
@@ -33,5 +36,43 @@ final class PlaylistLiveTests: LiveTestCase {
         XCTAssertTrue(lines.contains { $0.hasPrefix("pl: moved item 2 to 1: ") && $0.hasSuffix("/c.wav") }, lines.joined(separator: "\n"))
         XCTAssertTrue(lines.contains { $0.hasPrefix("> 0 ") && $0.hasSuffix("/a.wav") } || lines.contains { $0.hasPrefix("> 1 ") },
                       "list marks the item playing: " + lines.joined(separator: "\n"))
+    }
+
+    /// The same through the Swift API: `control.playlist` edits, and the
+    /// events arrive on `RunningGraph.events` as `.playlist`.
+    func testRunningGraphEventsCarryThePlaylistsItems() throws {
+        for (name, frequency) in [("a.wav", 440.0), ("b.wav", 660)] {
+            try writeSoundFile(dir.file(name), format: .wavFloat32, channels: 2, sampleRate: Self.rate,
+                               samples: Synth.sine(frequency: frequency, amplitude: 0.5, sampleRate: Self.rate, frames: 2 * Int(Self.rate)))
+        }
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let live = try startGraph("""
+            {"format": "agraph/1", "sampleRate": 48000, "nodes": [
+              {"id": "pl", "type": "playlist", "params": {"items": [{"path": "a.wav"}]}},
+              {"id": "out", "type": "jack-out"}],
+             "links": [{"from": "pl", "to": "out"}]}
+            """, server: server.name, clientName: "agraph-playlist", registry: { binder in
+                var registry = NodeRegistry.withJACK(binder)
+                _ = registry.register(plugins: PluginCatalog.load())
+                return registry
+            })
+        defer { live.stop() }
+        let log = EventLog(live.events)
+        func playlistEvent(_ kind: PlaylistEvent.Kind, _ item: Int) -> Bool {
+            log.wait(timeout: 10) { e in
+                if case .playlist(let p) = e { return p.node == "pl" && p.kind == kind && p.item == item }
+                return false
+            } != nil
+        }
+        XCTAssertTrue(playlistEvent(.started, 0), "\(log.all)")
+        let added = try live.control.playlist("pl", .add(PlaylistItem(path: dir.file("b.wav"), end: 0.5)))
+        XCTAssertTrue(added.hasPrefix("pl: added item 1: ") && added.hasSuffix("/b.wav"), added)
+        XCTAssertEqual(try live.control.playlist("pl", .next), "pl: next")
+        XCTAssertTrue(playlistEvent(.skipped, 0), "\(log.all)")
+        XCTAssertTrue(playlistEvent(.started, 1), "\(log.all)")
+        XCTAssertTrue(playlistEvent(.ended, 1), "\(log.all)")
+        XCTAssertTrue(waitUntil(timeout: 5) { live.engine.isFinished }, "the playlist ends after its last item")
+        XCTAssertEqual(live.status().underruns, 0, "no underrun at the switches")
     }
 }
