@@ -81,6 +81,7 @@ struct PlaylistItemSource {
     /// The stream's layout to `layout`, times the gain: a standard matrix,
     /// or channel for channel when the stream's channels have no known
     /// positions but are as many as the playlist's. nil when neither fits.
+    /// [any thread]
     static func matrix(_ stream: MediaStream, to layout: ChannelLayout, gain: Double) -> [[Double]]? {
         let base: [[Double]]?
         if stream.layoutIsDiscrete || stream.layout == .discrete {
