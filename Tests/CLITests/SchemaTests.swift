@@ -62,7 +62,11 @@ final class SchemaTests: XCTestCase {
             .write(toFile: other, atomically: true, encoding: .utf8)
         try #"{"format": "agraph/1", "nodes": [{"id": "x", "type": "test-tone", "params": {"frequncy": 3}}, {"id": "n", "type": "null"}], "links": [{"from": "x", "to": "n"}]}"#
             .write(toFile: typo, atomically: true, encoding: .utf8)
-        for (file, valid) in [(other, true), (typo, false)] {
+        // A playlist item with a field items do not have.
+        let item = dir.file("item.json")
+        try #"{"format": "agraph/1", "nodes": [{"id": "pl", "type": "playlist", "params": {"items": [{"path": "a.flac", "gian": 3}]}}, {"id": "n", "type": "null"}], "links": [{"from": "pl", "to": "n"}]}"#
+            .write(toFile: item, atomically: true, encoding: .utf8)
+        for (file, valid) in [(other, true), (typo, false), (item, false)] {
             let q = Process()
             q.executableURL = URL(fileURLWithPath: python)
             q.arguments = (python.hasSuffix("env") ? ["python3"] : []) + ["-c", script, root + "/docs/graph.schema.json", file]
