@@ -77,9 +77,15 @@ public final class BackgroundWorker: @unchecked Sendable {
     }
 
     /// Wakes the worker threads. [any thread, audio-thread included]
+    /// (An index loop: a `for … in` over the array allocates in debug
+    /// builds, on the audio thread; RealtimeSafetyTests counts it.)
     @inline(__always)
     public func wake() {
-        for w in wakeups { w.signal() }
+        var k = 0
+        while k < wakeups.count {
+            wakeups[k].signal()
+            k += 1
+        }
     }
 
     /// Blocks until every job can run `frames` frames. [control-thread, offline only]
