@@ -275,7 +275,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DAATests",
-            dependencies: ["AudioGraphPlugins", "AC4", "TestSupport"],
+            dependencies: ["AudioGraphPlugins", "AudioGraphMedia", "AC4", "TestSupport"],
             path: "Tests/DAATests"
         ),
         .testTarget(
