@@ -69,6 +69,33 @@ final class AC4MP4Tests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(stream.durationSeconds), Double(Self.total) / 48000, accuracy: 1e-9)
     }
 
+    /// `agraph probe` (run as a user runs it) lists the track as raw AC-4
+    /// frames that `daa` decodes.
+    func testProbeListsTheAC4TrackForDAA() throws {
+        guard let agraph = locateAgraph().path else { throw XCTSkip("the agraph executable is not built") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: agraph)
+        process.arguments = ["probe", mp4, "--json"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, stderr)
+        let facts = try XCTUnwrap(JSONSerialization.jsonObject(with: stdout) as? [String: Any], stderr)
+        XCTAssertEqual(facts["format"] as? String, "media")
+        let streams = try XCTUnwrap(facts["streams"] as? [[String: Any]])
+        XCTAssertEqual(streams.count, 1)
+        let stream = try XCTUnwrap(streams.first)
+        XCTAssertEqual(stream["kind"] as? String, "audio")
+        XCTAssertEqual(stream["codec"] as? String, "ac4-raw")
+        XCTAssertEqual(stream["sampleRate"] as? Int, 48000)
+        XCTAssertEqual(stream["durationSeconds"] as? Double ?? 0, Double(Self.total) / 48000, accuracy: 1e-6)
+        XCTAssertEqual((stream["decoder"] as? String)?.hasPrefix("daa ("), true, "\(stream)")
+    }
+
     // MARK: - The same frames, the same output
 
     func graph(_ source: String) -> String {
