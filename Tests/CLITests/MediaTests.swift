@@ -45,7 +45,7 @@ final class MediaTests: XCTestCase {
     /// Encodes `input` with ffmpeg (`arguments` between input and output).
     func encode(_ input: String, channels: Int, to name: String, _ arguments: [String], layout51: String = "5.1(side)") throws -> String {
         let out = dir.file(name)
-        let layout = channels == 6 ? layout51 : "stereo"
+        let layout = channels == 6 ? layout51 : channels == 1 ? "mono" : "stereo"
         let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", input,
                                       "-af", "aformat=channel_layouts=\(layout)"] + arguments + [out])
         guard r.status == 0 else { throw XCTSkip("ffmpeg could not make \(name): \(r.stderr)") }
@@ -381,5 +381,25 @@ final class MediaTests: XCTestCase {
             let run = try agraph(["validate", "Graphs/ffmpeg/" + f])
             XCTAssertEqual(run.status, 0, "\(f): \(run.stderr)")
         }
+    }
+
+    /// A 44.1 kHz stream in a 48 kHz graph is converted in the decoder
+    /// (libswresample's soxr engine, which removes its own delay): an
+    /// impulse at 1 s lands on frame 48000; after `start` the decoder
+    /// restarts at an input frame whose time is rarely a whole graph frame,
+    /// so it lands within one frame of 48000 − start.
+    func testAConvertedStreamKeepsItsTiming() throws {
+        var samples = [Float](repeating: 0, count: 88_200)
+        samples[44_100] = 0.6
+        let wav = dir.file("impulse-44k1.wav")
+        try writeSoundFile(wav, format: .wavInt16, channels: 1, sampleRate: 44_100, samples: samples)
+        let flac = try encode(wav, channels: 1, to: "impulse.flac", ["-c:a", "flac"])
+        func peak(_ x: [Float]) -> Int { x.indices.max { abs(x[$0]) < abs(x[$1]) } ?? -1 }
+        let whole = try decode(flac, tag: "impulse-whole")
+        XCTAssertEqual(whole.samples.count, 96_000, "2 s at 48 kHz")
+        XCTAssertEqual(peak(whole.samples), 48_000, "the impulse at 1 s")
+        let later = try decode(flac, params: #""start": 0.5"#, tag: "impulse-later")
+        XCTAssertEqual(later.samples.count, 72_000)
+        XCTAssertEqual(Double(peak(later.samples)), 24_000, accuracy: 1, "the impulse 0.5 s after the start")
     }
 }
