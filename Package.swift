@@ -24,8 +24,8 @@
 //                      delay, filter, limiter, meter, loudness (libebur128)
 //   CSoxr, CEBUR128    libsoxr and libebur128 (pkg-config)
 //   AC4                the AC-4 sync-frame reader, TOC, index, writer (no audio)
-//   CFraming           C: CRC-16/0x8005 and the AC-4 sequence counter, shared by AC4,
-//                      the FLAC repair, the DAA plugin and its test double
+//   CFraming           C: CRC-16/0x8005, the AC-4 TOC's first fields and sequence counter,
+//                      shared by AC4, the FLAC repair, the DAA plugin and its test double
 // Live JACK
 //   AudioGraphJACK     the only module that imports libjack: session, process cycle,
 //                      embedded server, jack-in/jack-out, RunningGraph
@@ -166,8 +166,8 @@ let package = Package(
             dependencies: ["AudioGraph", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
         ),
-        // CRC-16 (AC-4 and FLAC) and the AC-4 sequence counter: one home for
-        // the Swift modules and the C plugins.
+        // CRC-16 (AC-4 and FLAC), the AC-4 TOC and sequence counter: one home
+        // for the Swift modules and the C plugins.
         .target(name: "CFraming", path: "Sources/CFraming"),
         .target(name: "AC4", dependencies: ["CFraming"], path: "Sources/AC4"),
         // The plugin ABI: one C header, the single source of truth.
@@ -283,7 +283,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DAATests",
-            dependencies: ["AudioGraphPlugins", "AC4", "TestSupport"],
+            dependencies: ["AudioGraphPlugins", "AudioGraphMedia", "AC4", "TestSupport"],
             path: "Tests/DAATests"
         ),
         .testTarget(

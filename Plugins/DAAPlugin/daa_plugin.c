@@ -24,8 +24,10 @@
  * interface functions is named with the missing symbols.
  *
  * Graph node:  {"id": "dec", "type": "daa", "params": {"endpoint": "headphones"}}
- * linked from an `ac4` node (AC-4 sync frames, "ac4-sync") to anything
- * taking stereo. Output: 2 channels, float, 48 kHz, tagged `binaural` when
+ * linked from an `ac4` node (AC-4 sync frames from an .ac4 file, "ac4-sync")
+ * or from a `media` node over an MP4's `ac-4` track (raw AC-4 frames, as
+ * ETSI TS 103 190-2 Annex E stores them: "ac4-raw") to anything taking
+ * stereo. Output: 2 channels, float, 48 kHz, tagged `binaural` when
  * the virtualizer runs on the headphone endpoint, else `stereo` (so nothing
  * downstream virtualizes it again).
  *
@@ -63,6 +65,15 @@
  * activate: query_memory for AC-4 simple transport (type 0), float32 output
  *           (type 7), timescale 48000 → calloc(decoder_size) → open →
  *           setparam DE, ORL, presentation, mixing, endpoint, virtualizer.
+ * open_stream (AGRAPH_EXT_DECODER_STREAM; the host calls it for `media`
+ *           sources, never for `ac4`): codec "ac4-raw" → close, query_memory
+ *           for raw frames (type 1), open again with every parameter;
+ *           "ac4-sync" keeps type 0; other codecs are refused. The 'dac4'
+ *           DSI (extradata) is not passed on: the DAA interface has no input
+ *           for it (raw frames carry their own TOC).
+ * trim_next_frame: the samples the container leaves out of the next frame
+ *           (daa_trim.h), placed by the frame's length from its TOC
+ *           (agraph_framing.h) and dropped from the output as it goes by.
  * decode:   pending parameter changes (setparam) → addbytes in a loop until
  *           the whole frame is consumed (the library may take fewer bytes
  *           than given), process whenever it reports frame_complete.
@@ -77,7 +88,8 @@
  * delay_samples_num; else DAAPlay's estimate, 3168 samples. That many
  * samples are dropped from the start. At the end of the stream (decode with
  * frame NULL, size 0: "drain") the held-back tail is pushed out by feeding
- * copies of the last frame (sequence counter advanced, CRC recomputed) and
+ * copies of the last frame (sequence counter advanced; a sync frame's CRC
+ * recomputed) and
  * keeping only the tail, so the output has exactly as many samples as the
  * frames fed. decoder_latency() is 0 after trimming.
  *
@@ -91,6 +103,7 @@
 #define _GNU_SOURCE /* dladdr */
 #include "agraph_framing.h"
 #include "daa_plugin.h"
+#include "daa_trim.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -151,7 +164,8 @@ typedef int (*fn_close)(void *);
 enum {
     DAA_DATATYPE_FLOAT32 = 7,
     DAA_FORMAT_AC4 = 1,
-    DAA_AC4_SIMPLE_TRANSPORT = 0,
+    DAA_AC4_SIMPLE_TRANSPORT = 0, /* sync frames, as in .ac4 files */
+    DAA_AC4_RAW_FRAMES = 1,       /* raw frames, as MP4 carries them */
     DAA_PARAM_ENDPOINT = 1,
     DAA_PARAM_VIRTUALIZER = 100,
     DAA_PARAM_DIALOGUE_ENHANCEMENT = 101,
@@ -212,7 +226,16 @@ typedef struct daa_library {
     char versions[160];
 } daa_library;
 
-static const daa_query_in daa_config = { DAA_DATATYPE_FLOAT32, DAA_FORMAT_AC4, DAA_AC4_SIMPLE_TRANSPORT, DAA_SAMPLE_RATE };
+/* The library is opened for sync frames unless a stream says otherwise. */
+static daa_query_in daa_config(int bitstream_type) {
+    daa_query_in q = { DAA_DATATYPE_FLOAT32, DAA_FORMAT_AC4, bitstream_type, DAA_SAMPLE_RATE };
+    return q;
+}
+
+/* The input type in words, for messages. */
+static const char *transport_text(int bitstream_type) {
+    return bitstream_type == DAA_AC4_RAW_FRAMES ? "AC-4 raw frames (MP4)" : "AC-4 sync frames";
+}
 
 static void copy_field(char *dst, size_t cap, const char *src, size_t n) {
     size_t i = 0;
@@ -326,7 +349,8 @@ static int load_library(daa_library *lib, const char *parameter, char *error, si
     }
     daa_query_info_out info;
     memset(&info, 0, sizeof info);
-    int rc = lib->query_info(&daa_config, &info);
+    daa_query_in query = daa_config(DAA_AC4_SIMPLE_TRANSPORT);
+    int rc = lib->query_info(&query, &info);
     if (rc) {
         snprintf(error, cap, "DAA error %d: %s (dlb_decode_query_info, library '%s')", rc, daa_error_text(rc),
                  lib->path);
@@ -478,6 +502,15 @@ typedef struct daa_node {
     int values[P_COUNT];   /* current values (library: unused) */
     unsigned dirty;        /* bit per parameter index: setparam before the next process */
 
+    /* the input type (DAA_AC4_*): sync frames until open_stream says raw */
+    int bitstream_type;
+    /* AGRAPH_EXT_DECODER_STREAM: a stream was opened (timestamps may then
+     * be negative; INT64_MIN is unknown), its coded rate, and the trim the
+     * host asked for the next frame */
+    int stream_opened;
+    uint32_t coded_rate;
+    uint32_t pending_skip, pending_discard;
+
     /* decoder (activate … deactivate) */
     void *memory;
     size_t memory_size;
@@ -499,6 +532,10 @@ typedef struct daa_node {
     uint64_t frames_fed;   /* since activate, for messages */
     uint64_t frames_since_open;
     int draining;
+    /* output positions since open: where the next frame's samples start
+     * (fed), how many went to the FIFO (out), and what to leave out */
+    uint64_t fed_samples, out_samples;
+    daa_trims trims;
 
     /* the last frame fed, for draining */
     unsigned char *last_frame;
@@ -591,15 +628,19 @@ static void reset_timing(daa_node *n) {
     n->draining = 0;
     n->fifo_count = 0;
     n->last_size = 0;
+    n->fed_samples = 0;
+    n->out_samples = 0;
+    daa_trims_reset(&n->trims);
 }
 
 /* Opens the decoder in `memory` (zeroed here) and sets every parameter. */
 static int open_decoder(daa_node *n) {
     memset(n->memory, 0, n->memory_size);
-    int rc = n->lib->open(&daa_config, n->memory);
+    daa_query_in query = daa_config(n->bitstream_type);
+    int rc = n->lib->open(&query, n->memory);
     if (rc) {
-        snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (dlb_decode_open, AC-4 sync frames, float32, "
-                 "48000 Hz, library '%s')", rc, daa_error_text(rc), n->lib->path);
+        snprintf(n->last_error, sizeof n->last_error, "DAA error %d: %s (dlb_decode_open, %s, float32, "
+                 "48000 Hz, library '%s')", rc, daa_error_text(rc), transport_text(n->bitstream_type), n->lib->path);
         return rc;
     }
     n->opened = 1;
@@ -680,8 +721,10 @@ static int run_process(daa_node *n, uint64_t *limit) {
                  "must take the PCM of each decode call", n->fifo_capacity);
         return AGRAPH_DECODE_FATAL;
     }
-    for (int c = 0; c < 2; c++) memcpy(n->fifo[c] + n->fifo_count, n->out[c] + skip, keep * sizeof(float));
-    n->fifo_count += keep;
+    float *dst[2] = { n->fifo[0] + n->fifo_count, n->fifo[1] + n->fifo_count };
+    float *src[2] = { n->out[0] + skip, n->out[1] + skip };
+    n->fifo_count += daa_trims_copy(&n->trims, n->out_samples, dst, src, 2, keep);
+    n->out_samples += keep;
     return AGRAPH_DECODE_OK;
 }
 
@@ -725,7 +768,8 @@ static int drain(daa_node *n) {
     int rc = apply_dirty(n);
     if (rc) return status_for(rc);
     for (int i = 0; i < 64 && tail > 0; i++) {
-        (void)agraph_ac4_advance_sync_frame(n->last_frame, n->last_size);
+        if (n->bitstream_type == DAA_AC4_RAW_FRAMES) (void)agraph_ac4_advance_raw_frame(n->last_frame, n->last_size);
+        else (void)agraph_ac4_advance_sync_frame(n->last_frame, n->last_size);
         long long ts = n->last_timestamp + n->last_samples;
         n->last_timestamp = ts;
         uint64_t before = tail;
@@ -747,6 +791,35 @@ static uint32_t take_output(daa_node *n, float *const *pcm, uint32_t capacity) {
 }
 
 static void flush_decoder(agraph_instance_t *instance);
+
+/* `samples` at `rate` Hz in samples at the output rate (48 kHz). */
+static uint64_t at_output_rate(uint64_t samples, uint32_t rate) {
+    if (!rate || rate == DAA_SAMPLE_RATE) return samples;
+    return (samples * DAA_SAMPLE_RATE + rate / 2) / rate;
+}
+
+/* The frame's length in output samples, from its TOC (agraph_framing.h);
+ * 0 when it cannot be read. */
+static uint64_t frame_samples(const daa_node *n, const uint8_t *frame, uint32_t size) {
+    size_t offset = 0, length = size;
+    if (n->bitstream_type != DAA_AC4_RAW_FRAMES && !agraph_ac4_sync_payload(frame, size, &offset, &length)) return 0;
+    agraph_ac4_toc_t toc;
+    if (agraph_ac4_toc_read(frame + offset, length, &toc) != AGRAPH_AC4_TOC_OK) return 0;
+    return at_output_rate(toc.samples_per_frame, toc.sample_rate);
+}
+
+/* Places the trim the host asked for (trim_next_frame) on the frame about
+ * to be fed, which starts at output sample `fed_samples` and lasts `length`. */
+static void place_trim(daa_node *n, uint64_t length) {
+    if (!n->pending_skip && !n->pending_discard) return;
+    uint64_t skip = at_output_rate(n->pending_skip, n->coded_rate);
+    uint64_t discard = at_output_rate(n->pending_discard, n->coded_rate);
+    n->pending_skip = n->pending_discard = 0;
+    if (skip > length) skip = length;
+    if (discard > length) discard = length;
+    daa_trims_add(&n->trims, n->fed_samples, n->fed_samples + skip);
+    daa_trims_add(&n->trims, n->fed_samples + length - discard, n->fed_samples + length);
+}
 
 static int32_t daa_decode(agraph_instance_t *instance, const uint8_t *frame, uint32_t size, int64_t timestamp,
                           float *const *pcm, uint32_t capacity, uint32_t *written) {
@@ -771,7 +844,12 @@ static int32_t daa_decode(agraph_instance_t *instance, const uint8_t *frame, uin
     n->frames_since_open++;
     int rc = apply_dirty(n);
     if (rc) { *written = take_output(n, pcm, capacity); return status_for(rc); }
-    long long ts = timestamp >= 0 ? (long long)timestamp : n->next_timestamp;
+    /* Unknown: -1 by the decoder extension; INT64_MIN once a stream was
+     * opened (its timestamps may be negative: priming). */
+    int known = n->stream_opened ? timestamp != INT64_MIN : timestamp >= 0;
+    long long ts = known ? (long long)timestamp : n->next_timestamp;
+    uint64_t length = frame_samples(n, frame, size);
+    place_trim(n, length ? length : (n->last_samples ? n->last_samples : 2048));
     if (size > n->last_capacity) {
         unsigned char *grown = realloc(n->last_frame, size);
         if (grown) { n->last_frame = grown; n->last_capacity = size; }
@@ -786,6 +864,7 @@ static int32_t daa_decode(agraph_instance_t *instance, const uint8_t *frame, uin
     int status = feed(n, frame, size, ts, NULL);
     if (!n->last_samples) n->last_samples = before;
     n->next_timestamp = ts + n->last_samples;
+    if (status == AGRAPH_DECODE_OK) n->fed_samples += length ? length : n->last_samples;
     *written = take_output(n, pcm, capacity);
     return status;
 }
@@ -808,6 +887,57 @@ static uint32_t daa_decoder_latency(const agraph_instance_t *instance) {
     return 0; /* the node drops the library's delay itself */
 }
 
+/* Asks the library for the memory the decoder needs with the current input
+ * type, and allocates the decoder memory and the PCM buffers, or larger ones
+ * when they are too small (nothing is kept in them: the decoder is closed and
+ * the FIFO empty). 0 on success; -1 after writing the reason into `error`.
+ * [main-thread (activate) or worker-thread (open_stream)] */
+static int size_decoder(daa_node *n, char *error, size_t cap) {
+    daa_query_mem_out mem = { 0, 0 };
+    daa_query_in query = daa_config(n->bitstream_type);
+    int rc = n->lib->query_memory(&query, &mem);
+    if (rc) {
+        snprintf(error, cap, "DAA error %d: %s (dlb_decode_query_memory, %s, float32, 48000 Hz, library '%s')", rc,
+                 daa_error_text(rc), transport_text(n->bitstream_type), n->lib->path);
+        return -1;
+    }
+    if (mem.decoder_size == 0) {
+        snprintf(error, cap, "the DAA library '%s' asks for 0 bytes of decoder memory", n->lib->path);
+        return -1;
+    }
+    if (!n->memory || mem.decoder_size > n->memory_size) {
+        free(n->memory);
+        n->memory = malloc(mem.decoder_size);
+        n->memory_size = n->memory ? mem.decoder_size : 0;
+    }
+    /* output_buffer_size: taken as an upper bound of the samples per channel
+     * (whether it counts bytes or samples, this is enough). */
+    size_t per_channel = mem.output_buffer_size > 16384 ? mem.output_buffer_size : 16384;
+    if (per_channel > (1u << 22)) per_channel = 1u << 22;
+    int ok = n->memory != NULL;
+    if (ok && per_channel > n->out_capacity) {
+        n->out_capacity = (uint32_t)per_channel;
+        n->fifo_capacity = (uint32_t)per_channel * 4;
+        for (int c = 0; c < 2 && ok; c++) {
+            free(n->out[c]);
+            free(n->fifo[c]);
+            n->out[c] = calloc(n->out_capacity, sizeof(float));
+            n->fifo[c] = calloc(n->fifo_capacity, sizeof(float));
+            ok = n->out[c] && n->fifo[c];
+        }
+    }
+    if (ok && !n->last_frame) {
+        n->last_capacity = 65536;
+        n->last_frame = malloc(n->last_capacity);
+        ok = n->last_frame != NULL;
+    }
+    if (!ok) {
+        snprintf(error, cap, "out of memory (DAA decoder: %zu bytes)", mem.decoder_size);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- diagnostics extension ---- */
 
 static const char *diag_last_error(const agraph_instance_t *instance) {
@@ -828,6 +958,70 @@ static const char *diag_library(const agraph_instance_t *instance) {
 }
 
 static const daa_diagnostics_ext_t diagnostics_ext = { diag_last_error, diag_latency, diag_latency_source, diag_library };
+
+/* ---- decoder-stream extension (ABI 1.3): what a demuxer says about the stream ---- */
+
+/* The input type for a codec name of `input_codec`, or -1. */
+static int bitstream_type_for(const char *codec) {
+    if (!codec) return -1;
+    if (strcmp(codec, "ac4-raw") == 0) return DAA_AC4_RAW_FRAMES;
+    if (strcmp(codec, "ac4-sync") == 0) return DAA_AC4_SIMPLE_TRANSPORT;
+    return -1;
+}
+
+/* Raw frames or sync frames, decided per stream: the library is opened
+ * again for the stream's input type when it differs (the interface fixes
+ * the type at open). The extradata (MP4's 'dac4' DSI) is not passed on: the
+ * DAA interface takes none. [worker-thread & active] */
+static int32_t stream_open(agraph_instance_t *instance, const agraph_stream_info_t *stream, char *error,
+                           uint32_t capacity) {
+    daa_node *n = (daa_node *)instance;
+    int type = bitstream_type_for(stream ? stream->codec : NULL);
+    if (type < 0) {
+        snprintf(error, capacity, "the daa node decodes AC-4 (ac4-sync, ac4-raw), not %s",
+                 stream && stream->codec ? stream->codec : "an unnamed codec");
+        return 0;
+    }
+    if (!n->memory) {
+        snprintf(error, capacity, "the DAA decoder is not active");
+        return 0;
+    }
+    n->stream_opened = 1;
+    n->coded_rate = stream->sample_rate;
+    n->pending_skip = n->pending_discard = 0;
+    if (type == n->bitstream_type && n->opened && !n->broken) return 1;
+    close_decoder(n);
+    n->bitstream_type = type;
+    if (size_decoder(n, error, capacity)) {
+        n->broken = 1;
+        return 0;
+    }
+    n->last_error[0] = 0;
+    if (open_decoder(n)) {
+        snprintf(error, capacity, "%s", n->last_error);
+        n->broken = 1;
+        return 0;
+    }
+    n->broken = 0;
+    return 1;
+}
+
+/* Drops samples the container leaves out of the next frame (placed when
+ * that frame is fed). [worker-thread & active] */
+static void stream_trim_next_frame(agraph_instance_t *instance, uint32_t skip_start, uint32_t discard_end) {
+    daa_node *n = (daa_node *)instance;
+    n->pending_skip = skip_start;
+    n->pending_discard = discard_end;
+}
+
+/* The DAA interface reports no concealment of its own: every damaged frame
+ * it meets is an error code (BAD_FRAME), which the host counts. [any-thread] */
+static uint64_t stream_concealed_frames(const agraph_instance_t *instance) {
+    (void)instance;
+    return 0;
+}
+
+static const agraph_decoder_stream_ext_t stream_ext = { stream_open, stream_trim_next_frame, stream_concealed_frames };
 
 /* ---- node type functions ---- */
 
@@ -871,6 +1065,7 @@ static void free_buffers(daa_node *n) {
     n->last_frame = NULL;
     n->last_capacity = n->last_size = 0;
     n->fifo_capacity = n->out_capacity = 0;
+    n->memory_size = 0;
 }
 
 static int32_t daa_activate(agraph_instance_t *instance, double sample_rate, uint32_t max_frames, char *error,
@@ -886,36 +1081,13 @@ static int32_t daa_activate(agraph_instance_t *instance, double sample_rate, uin
      * after create). */
     if (n->route_host && n->route_host->get) atomic_store(&n->route, n->route_host->get(n->host));
     n->applied_route = atomic_load(&n->route);
-    daa_query_mem_out mem = { 0, 0 };
-    int rc = n->lib->query_memory(&daa_config, &mem);
-    if (rc) {
-        snprintf(error, capacity, "DAA error %d: %s (dlb_decode_query_memory, AC-4 sync frames, float32, 48000 Hz, "
-                 "library '%s')", rc, daa_error_text(rc), n->lib->path);
-        return 0;
-    }
-    if (mem.decoder_size == 0) {
-        snprintf(error, capacity, "the DAA library '%s' asks for 0 bytes of decoder memory", n->lib->path);
-        return 0;
-    }
-    /* output_buffer_size: taken as an upper bound of the samples per channel
-     * (whether it counts bytes or samples, this is enough). */
-    size_t per_channel = mem.output_buffer_size > 16384 ? mem.output_buffer_size : 16384;
-    if (per_channel > (1u << 22)) per_channel = 1u << 22;
-    n->out_capacity = (uint32_t)per_channel;
-    n->fifo_capacity = (uint32_t)per_channel * 4;
-    n->memory_size = mem.decoder_size;
-    n->memory = malloc(mem.decoder_size);
-    int ok = n->memory != NULL;
-    for (int c = 0; c < 2 && ok; c++) {
-        n->out[c] = calloc(n->out_capacity, sizeof(float));
-        n->fifo[c] = calloc(n->fifo_capacity, sizeof(float));
-        ok = n->out[c] && n->fifo[c];
-    }
-    n->last_capacity = 65536;
-    n->last_frame = ok ? malloc(n->last_capacity) : NULL;
-    if (!ok || !n->last_frame) {
+    /* Sync frames (the `ac4` source) until open_stream names raw frames. */
+    n->bitstream_type = DAA_AC4_SIMPLE_TRANSPORT;
+    n->stream_opened = 0;
+    n->coded_rate = 0;
+    n->pending_skip = n->pending_discard = 0;
+    if (size_decoder(n, error, capacity)) {
         free_buffers(n);
-        snprintf(error, capacity, "out of memory (DAA decoder: %zu bytes)", mem.decoder_size);
         return 0;
     }
     n->last_error[0] = 0;
@@ -968,6 +1140,7 @@ static const void *daa_get_extension(const agraph_instance_t *instance, const ch
     if (!id) return NULL;
     if (strcmp(id, AGRAPH_EXT_OUTPUT_ROUTE) == 0) return &route_ext;
     if (strcmp(id, AGRAPH_EXT_DECODER) == 0) return &decoder_ext;
+    if (strcmp(id, AGRAPH_EXT_DECODER_STREAM) == 0) return &stream_ext;
     if (strcmp(id, DAA_EXT_DIAGNOSTICS) == 0) return &diagnostics_ext;
     return NULL;
 }
@@ -983,8 +1156,8 @@ static const char *daa_output_layout(const agraph_create_info_t *info) {
 
 static const agraph_node_type_t daa_type = {
     .type_id = "daa",
-    .summary = "Dolby AC-4 decoder (Dolby Audio for Applications): AC-4 sync frames to stereo or binaural PCM at "
-               "48 kHz, through the licensee's DAA library loaded at run time (DAA_LIBRARY, or the `library` "
+    .summary = "Dolby AC-4 decoder (Dolby Audio for Applications): AC-4 sync frames (ac4) or raw frames from MP4 "
+               "(media) to stereo or binaural PCM at 48 kHz, through the licensee's DAA library loaded at run time (DAA_LIBRARY, or the `library` "
                "parameter naming a file in a vendor-library folder).",
     .domain = AGRAPH_DOMAIN_WORKER,
     .flags = 0,
@@ -1004,7 +1177,7 @@ static const agraph_node_type_t daa_type = {
     .deactivate = daa_deactivate,
     .destroy = daa_destroy,
     .get_extension = daa_get_extension,
-    .input_codec = "ac4-sync",
+    .input_codec = "ac4-sync ac4-raw", /* a list since ABI 1.3 (abi.minor below) */
     .output_layout = daa_output_layout,
 };
 
@@ -1028,6 +1201,8 @@ static const void *plugin_get_extension(const char *id) {
     if (id && strcmp(id, AGRAPH_EXT_PLUGIN_INFO) == 0) return &plugin_info_ext;
     return NULL;
 }
+
+_Static_assert(AGRAPH_PLUGIN_ABI_MINOR >= 3, "input_codec lists two codecs and the decoder-stream extension: ABI 1.3");
 
 static const agraph_node_type_t *const daa_types[] = { &daa_type };
 

@@ -16,8 +16,8 @@
 //   skip-samples (AAC priming in MP4 edit lists, Opus pre-skip, the LAME
 //   header), so the PCM lines up sample for sample with what was encoded;
 // - a stream at another rate than the graph's converted with libswresample's
-//   soxr engine (`quality`); the converter's delay is not yet removed (see
-//   the README's limitations);
+//   soxr engine (`quality`), which compensates its own delay (MediaTests
+//   checks an impulse's time);
 // - corrupt packets: libavcodec's own concealment where it has one, else
 //   the frame is refused (the host counts it and plays silence).
 import AGraphPluginKit
@@ -62,8 +62,6 @@ final class FFmpegDecoder: PluginStreamDecoder {
     var resampler: OpaquePointer?
     /// The format the resampler was made for.
     var resamplerFormat: (format: Int32, rate: Int32, channels: Int32)?
-    /// Output samples still to drop after a (re)start of the converter.
-    var resamplerDelay = 0
     var pendingTrim: (skip: Int, discard: Int)?
     /// Where (in samples, the timestamps' scale) the next output sample
     /// belongs, after a (re)start: the first frame's timestamp plus its
@@ -307,8 +305,8 @@ final class FFmpegDecoder: PluginStreamDecoder {
         return convert(swr, input: planes, count: n, into: pcm, at: offset)
     }
 
-    /// Runs the converter and copies its output (minus the delay still to
-    /// drop) into `pcm` after `offset`, reordered.
+    /// Runs the converter and copies its output into `pcm` after `offset`,
+    /// reordered.
     func convert(_ swr: OpaquePointer, input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int,
                  into pcm: PluginPCM, at offset: Int) -> Int {
         let room = Int(swr_get_out_samples(swr, Int32(count))) + 64
@@ -318,21 +316,13 @@ final class FFmpegDecoder: PluginStreamDecoder {
             swr_convert(swr, o.baseAddress, Int32(room), input, Int32(count))
         }
         guard made > 0 else { return 0 }
-        var start = 0
-        var produced = Int(made)
-        if resamplerDelay > 0 {
-            let drop = min(resamplerDelay, produced)
-            resamplerDelay -= drop
-            start = drop
-            produced -= drop
-        }
-        let n = min(produced, pcm.capacity - offset)
+        let n = min(Int(made), pcm.capacity - offset)
         guard n > 0 else { return 0 }
         for c in 0..<outputChannels {
             guard let dst = pcm.channel(c) else { continue }
             let from = c < order.count ? order[c] : c
             if from < min(scratch.count, streamChannels) {
-                (dst + offset).update(from: scratch[from] + start, count: n)
+                (dst + offset).update(from: scratch[from], count: n)
             } else {
                 (dst + offset).update(repeating: 0, count: n)
             }
@@ -372,7 +362,6 @@ final class FFmpegDecoder: PluginStreamDecoder {
         }
         resampler = swr
         resamplerFormat = key
-        resamplerDelay = 0
         return swr
     }
 

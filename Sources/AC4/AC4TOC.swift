@@ -1,3 +1,5 @@
+import CFraming
+
 /// The first fields of an AC-4 frame's table of contents (`ac4_toc()`,
 /// ETSI TS 103 190-1): enough to time, count and seek frames without
 /// decoding them. Read from the start of `raw_ac4_frame`, most significant
@@ -110,61 +112,22 @@ public struct AC4TOC: Sendable, Hashable {
     }
 
     /// Reads the TOC fields from the start of `rawFrame` (the bytes of
-    /// `raw_ac4_frame`).
+    /// `raw_ac4_frame`), with CFraming's reader (`agraph_ac4_toc_read`, the
+    /// one the DAA plugin and its test double use).
     public static func parse<C: Collection>(_ rawFrame: C) -> Result<AC4TOC, ParseError> where C.Element == UInt8 {
-        var bits = BitReader(rawFrame.prefix(16))
-        guard let v0 = bits.read(2) else { return .failure(.truncated) }
-        var version = v0
-        if v0 == 3 {
-            guard let ext = bits.variableBits(2) else { return .failure(.truncated) }
-            version += ext
+        // The fields end within the first 16 bytes (the variable_bits escape
+        // included: longer chains count as truncated).
+        let head = Array(rawFrame.prefix(16))
+        var t = agraph_ac4_toc_t()
+        let rc = head.withUnsafeBufferPointer { agraph_ac4_toc_read($0.baseAddress, $0.count, &t) }
+        switch rc {
+        case Int32(AGRAPH_AC4_TOC_OK): break
+        case Int32(AGRAPH_AC4_TOC_RESERVED_RATE): return .failure(.reservedFrameRateIndex(Int(t.frame_rate_index)))
+        default: return .failure(.truncated)
         }
-        guard let seq = bits.read(10), let bWait = bits.read(1) else { return .failure(.truncated) }
-        var wait: Int?
-        if bWait == 1 {
-            guard let w = bits.read(3) else { return .failure(.truncated) }
-            wait = w
-            if w > 0 { guard bits.read(2) != nil else { return .failure(.truncated) } }
-        }
-        guard let fs = bits.read(1), let fri = bits.read(4), let iframe = bits.read(1) else {
-            return .failure(.truncated)
-        }
-        if fri > 13 { return .failure(.reservedFrameRateIndex(fri)) }
-        return .success(AC4TOC(bitstreamVersion: version, sequenceCounter: seq, waitFrames: wait,
-                               fsIndex: fs, frameRateIndex: fri, isIFrame: iframe == 1))
-    }
-}
-
-/// Reads bits most significant first from a few bytes.
-struct BitReader {
-    let bytes: [UInt8]
-    var position = 0
-
-    init<C: Collection>(_ bytes: C) where C.Element == UInt8 { self.bytes = Array(bytes) }
-
-    /// The next `n` bits (n ≤ 32), or nil past the end.
-    mutating func read(_ n: Int) -> Int? {
-        guard position + n <= bytes.count * 8 else { return nil }
-        var value = 0
-        for _ in 0..<n {
-            let bit = (bytes[position >> 3] >> (7 - UInt8(position & 7))) & 1
-            value = (value << 1) | Int(bit)
-            position += 1
-        }
-        return value
-    }
-
-    /// `variable_bits(n)`: value = 0; loop { value += read(n); if read(1) == 0 stop;
-    /// value <<= n; value += 1 << n }.
-    mutating func variableBits(_ n: Int) -> Int? {
-        var value = 0
-        while true {
-            guard let part = read(n), let more = read(1) else { return nil }
-            value += part
-            if more == 0 { return value }
-            guard value < 1 << 24 else { return nil }
-            value <<= n
-            value += 1 << n
-        }
+        return .success(AC4TOC(bitstreamVersion: Int(t.bitstream_version), sequenceCounter: Int(t.sequence_counter),
+                               waitFrames: t.wait_frames < 0 ? nil : Int(t.wait_frames),
+                               fsIndex: Int(t.fs_index), frameRateIndex: Int(t.frame_rate_index),
+                               isIFrame: t.is_iframe != 0))
     }
 }

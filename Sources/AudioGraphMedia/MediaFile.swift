@@ -143,8 +143,7 @@ public final class MediaFile: @unchecked Sendable {
         case AVMEDIA_TYPE_ATTACHMENT: kind = "attachment"
         default: kind = "unknown"
         }
-        var codec = String(cString: avcodec_get_name(par.codec_id))
-        if codec == "ac4" { codec = "ac4-raw" }
+        let codec = MediaCodecNames.name(par.codec_id, tag: par.codec_tag)
         let profile = avcodec_profile_name(par.codec_id, par.profile).map { String(cString: $0) }
         var layoutName: String? = nil
         var mask: UInt64 = 0

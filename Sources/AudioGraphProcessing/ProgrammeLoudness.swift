@@ -93,13 +93,9 @@ public final class ProgrammeLoudness: @unchecked Sendable {
         while done < frames {
             let n = min(frames - done, subBlockFrames - filled)
             let src = samples + done * channels
-            if channels == 2 {
-                Self.filterStereo(src, frames: n, filter, state, sums)
-            } else {
-                for g in 0..<groups {
-                    Self.filterPair(src, stride: channels, first: 2 * g, hasSecond: 2 * g + 1 < channels,
-                                    frames: n, filter, state + 4 * g, sums + g)
-                }
+            for g in 0..<groups {
+                Self.filterPair(src, stride: channels, first: 2 * g, hasSecond: 2 * g + 1 < channels,
+                                frames: n, filter, state + 4 * g, sums + g)
             }
             filled += n
             done += n
@@ -122,24 +118,6 @@ public final class ProgrammeLoudness: @unchecked Sendable {
         }
         subBlockEnergies.append(e.sum())
         filled = 0
-    }
-
-    @inline(__always)
-    private static func filterStereo(_ src: UnsafePointer<Float>, frames: Int, _ k: KWeighting,
-                                     _ state: UnsafeMutablePointer<SIMD2<Double>>,
-                                     _ sum: UnsafeMutablePointer<SIMD2<Double>>) {
-        var s1 = state[0], s2 = state[1], t1 = state[2], t2 = state[3], acc = sum[0]
-        for i in 0..<frames {
-            let x = SIMD2(Double(src[2 * i]), Double(src[2 * i + 1]))
-            let y = k.b0 * x + s1
-            s1 = k.b1 * x - k.a1 * y + s2
-            s2 = k.b2 * x - k.a2 * y
-            let z = y + t1
-            t1 = -2 * y - k.c1 * z + t2
-            t2 = y - k.c2 * z
-            acc += z * z
-        }
-        state[0] = s1; state[1] = s2; state[2] = t1; state[3] = t2; sum[0] = acc
     }
 
     @inline(__always)

@@ -53,7 +53,7 @@ final class CheckPluginTests: XCTestCase {
         let folder = try buildFolder()
         let run = try checkPlugin("libAGraphDAAPlugin.so", environment: ["DAA_LIBRARY": folder + "/libTestDoubleDAA.so"])
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertTrue(run.stdout.contains("daa (decoder, ac4-sync): 11 of 11 parameter sets walked"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("daa (decoder, ac4-sync ac4-raw): 11 of 11 parameter sets walked"), run.stdout)
     }
 
     func testTheAbiMismatchFixtureFailsNamingBothVersions() throws {

@@ -45,7 +45,7 @@ final class MediaTests: XCTestCase {
     /// Encodes `input` with ffmpeg (`arguments` between input and output).
     func encode(_ input: String, channels: Int, to name: String, _ arguments: [String], layout51: String = "5.1(side)") throws -> String {
         let out = dir.file(name)
-        let layout = channels == 6 ? layout51 : "stereo"
+        let layout = channels == 6 ? layout51 : channels == 1 ? "mono" : "stereo"
         let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", input,
                                       "-af", "aformat=channel_layouts=\(layout)"] + arguments + [out])
         guard r.status == 0 else { throw XCTSkip("ffmpeg could not make \(name): \(r.stderr)") }
@@ -54,18 +54,25 @@ final class MediaTests: XCTestCase {
 
     /// Renders media → ffmpeg → file-out with `params` for the media node;
     /// returns the output's channels and samples.
-    func decode(_ media: String, params: String = "", tag: String = "out",
-                render: [String] = []) throws -> (channels: Int, samples: [Float], run: CLITests.Run) {
+    /// Writes the graph media → ffmpeg → `sink` (a node's JSON) as
+    /// `tag`.json; returns its path.
+    func graph(_ media: String, params: String = "", sink: String, tag: String) throws -> String {
         let graph = dir.file("\(tag).json")
-        let out = dir.file("\(tag).wav")
         let extra = params.isEmpty ? "" : ", " + params
         try """
         {"format": "agraph/1", "description": "test", "sampleRate": 48000,
          "nodes": [{"id": "src", "type": "media", "params": {"path": "\(media)"\(extra)}},
                    {"id": "dec", "type": "ffmpeg"},
-                   {"id": "out", "type": "file-out", "params": {"path": "\(out)"}}],
+                   \(sink)],
          "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
         """.write(toFile: graph, atomically: true, encoding: .utf8)
+        return graph
+    }
+
+    func decode(_ media: String, params: String = "", tag: String = "out",
+                render: [String] = []) throws -> (channels: Int, samples: [Float], run: CLITests.Run) {
+        let out = dir.file("\(tag).wav")
+        let graph = try graph(media, params: params, sink: #"{"id": "out", "type": "file-out", "params": {"path": "\#(out)"}}"#, tag: tag)
         let run = try agraph(["render", graph] + render)
         guard run.status == 0 else {
             XCTFail("render of \(media) failed: \(run.stderr)")
@@ -315,13 +322,7 @@ final class MediaTests: XCTestCase {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: media)))
         let cut = dir.file("noindex-cut.m4a")
         try Data(bytes[0..<(bytes.count / 2)]).write(to: URL(fileURLWithPath: cut))
-        let graph = dir.file("noindex.json")
-        try """
-        {"format": "agraph/1", "description": "test", "sampleRate": 48000,
-         "nodes": [{"id": "src", "type": "media", "params": {"path": "\(cut)"}}, {"id": "dec", "type": "ffmpeg"},
-                   {"id": "out", "type": "null"}],
-         "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
-        """.write(toFile: graph, atomically: true, encoding: .utf8)
+        let graph = try graph(cut, sink: #"{"id": "out", "type": "null"}"#, tag: "noindex")
         let run = try agraph(["validate", graph])
         XCTAssertEqual(run.status, 1)
         XCTAssertTrue(run.stderr.contains("/nodes/0/params/path") && run.stderr.contains("cannot open")
@@ -357,13 +358,7 @@ final class MediaTests: XCTestCase {
         let text = try agraph(["probe", movie])
         XCTAssertTrue(text.stdout.contains("stream 1: audio, ac3") && text.stdout.contains("6 ch"), text.stdout)
 
-        let graph = dir.file("video.json")
-        try """
-        {"format": "agraph/1", "description": "test", "sampleRate": 48000,
-         "nodes": [{"id": "src", "type": "media", "params": {"path": "\(movie)", "stream": 0}}, {"id": "dec", "type": "ffmpeg"},
-                   {"id": "out", "type": "null"}],
-         "links": [{"from": "src", "to": "dec"}, {"from": "dec", "to": "out"}]}
-        """.write(toFile: graph, atomically: true, encoding: .utf8)
+        let graph = try graph(movie, params: #""stream": 0"#, sink: #"{"id": "out", "type": "null"}"#, tag: "video")
         let refused = try agraph(["validate", graph])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("/nodes/0/params/stream") && refused.stderr.contains("is video")
@@ -386,5 +381,25 @@ final class MediaTests: XCTestCase {
             let run = try agraph(["validate", "Graphs/ffmpeg/" + f])
             XCTAssertEqual(run.status, 0, "\(f): \(run.stderr)")
         }
+    }
+
+    /// A 44.1 kHz stream in a 48 kHz graph is converted in the decoder
+    /// (libswresample's soxr engine, which removes its own delay): an
+    /// impulse at 1 s lands on frame 48000; after `start` the decoder
+    /// restarts at an input frame whose time is rarely a whole graph frame,
+    /// so it lands within one frame of 48000 − start.
+    func testAConvertedStreamKeepsItsTiming() throws {
+        var samples = [Float](repeating: 0, count: 88_200)
+        samples[44_100] = 0.6
+        let wav = dir.file("impulse-44k1.wav")
+        try writeSoundFile(wav, format: .wavInt16, channels: 1, sampleRate: 44_100, samples: samples)
+        let flac = try encode(wav, channels: 1, to: "impulse.flac", ["-c:a", "flac"])
+        func peak(_ x: [Float]) -> Int { x.indices.max { abs(x[$0]) < abs(x[$1]) } ?? -1 }
+        let whole = try decode(flac, tag: "impulse-whole")
+        XCTAssertEqual(whole.samples.count, 96_000, "2 s at 48 kHz")
+        XCTAssertEqual(peak(whole.samples), 48_000, "the impulse at 1 s")
+        let later = try decode(flac, params: #""start": 0.5"#, tag: "impulse-later")
+        XCTAssertEqual(later.samples.count, 72_000)
+        XCTAssertEqual(Double(peak(later.samples)), 24_000, accuracy: 1, "the impulse 0.5 s after the start")
     }
 }

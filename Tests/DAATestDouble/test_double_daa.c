@@ -74,13 +74,6 @@ static void log_line(const char *format, ...) {
 
 const char *test_double_daa_call_log(void) { return log_text; }
 
-void test_double_daa_reset(void) {
-    pthread_mutex_lock(&log_lock);
-    log_length = 0;
-    log_text[0] = 0;
-    memset(call_counts, 0, sizeof call_counts);
-    pthread_mutex_unlock(&log_lock);
-}
 
 /* Counts the call and returns the injected error code, or 0. */
 static int injected(int which, const char *name) {
@@ -112,41 +105,78 @@ static int env_int(const char *name, int fallback) {
 /* The CRC of AC-4 sync frames (agraph_framing.h). */
 static uint16_t crc16(const unsigned char *p, size_t n) { return agraph_crc16_update(0, p, n); }
 
-typedef struct bits { const unsigned char *p; size_t n, pos; int overrun; } bits;
-
-static unsigned read_bits(bits *b, int count) {
-    unsigned v = 0;
-    for (int i = 0; i < count; i++) {
-        if (b->pos >= b->n * 8) { b->overrun = 1; return 0; }
-        v = (v << 1) | ((b->p[b->pos >> 3] >> (7 - (b->pos & 7))) & 1u);
-        b->pos++;
-    }
-    return v;
+/* Sequence counter and samples per frame from the TOC (agraph_framing.h,
+ * the reader the DAA plugin and the AC4 module use); 0 on success. */
+static int read_toc(const unsigned char *raw, size_t n, unsigned *sequence, unsigned *samples) {
+    agraph_ac4_toc_t toc;
+    if (agraph_ac4_toc_read(raw, n, &toc) != AGRAPH_AC4_TOC_OK) return -1;
+    *sequence = toc.sequence_counter;
+    *samples = toc.samples_per_frame;
+    return 0;
 }
 
-/* Reads sequence_counter and the samples per frame from the TOC; 0 on success. */
-static int read_toc(const unsigned char *raw, size_t n, unsigned *sequence, unsigned *samples) {
-    bits b = { raw, n, 0, 0 };
-    unsigned version = read_bits(&b, 2);
-    if (version == 3) { /* variable_bits(2): skipped, the value is not needed */
-        for (int guard = 0; guard < 16; guard++) {
-            read_bits(&b, 2);
-            if (!read_bits(&b, 1)) break;
-        }
+/* ---------------------------------------------------------------- frames received */
+
+/* Every frame completed by addbytes since the last reset: its raw_ac4_frame
+ * bytes (a sync frame's payload without sync word, size and CRC; a raw
+ * frame as given), the input type and the input timestamp. */
+typedef struct received { size_t offset, size; long long ts; int type; } received;
+static received *frames;
+static size_t frame_count, frame_capacity;
+static unsigned char *frame_bytes;
+static size_t bytes_used, bytes_capacity;
+#define FRAMES_BYTE_LIMIT ((size_t)256 << 20)
+
+/* Keeps one frame (under log_lock); past the limit, or out of memory, it is dropped. */
+static void keep_frame(int type, const unsigned char *raw, size_t size, long long ts) {
+    pthread_mutex_lock(&log_lock);
+    if (frame_count == frame_capacity) {
+        size_t grown = frame_capacity ? frame_capacity * 2 : 1024;
+        received *f = realloc(frames, grown * sizeof *f);
+        if (f) { frames = f; frame_capacity = grown; }
     }
-    *sequence = read_bits(&b, 10);
-    if (read_bits(&b, 1)) {
-        unsigned wait = read_bits(&b, 3);
-        if (wait > 0) read_bits(&b, 2);
+    if (bytes_used + size > bytes_capacity && bytes_used + size <= FRAMES_BYTE_LIMIT) {
+        size_t grown = bytes_capacity ? bytes_capacity * 2 : (size_t)1 << 20;
+        while (grown < bytes_used + size) grown *= 2;
+        unsigned char *b = realloc(frame_bytes, grown);
+        if (b) { frame_bytes = b; bytes_capacity = grown; }
     }
-    unsigned fs = read_bits(&b, 1);
-    unsigned rate = read_bits(&b, 4);
-    if (b.overrun || rate > 13) return -1;
-    static const double fps[14] = { 24000.0 / 1001, 24, 25, 30000.0 / 1001, 30, 48000.0 / 1001, 48, 50,
-                                    60000.0 / 1001, 60, 100, 120000.0 / 1001, 120, 23.4375 };
-    double rate_hz = fs ? 48000.0 : 44100.0;
-    *samples = rate == 13 ? 2048u : (unsigned)(rate_hz / fps[rate] + 0.5);
-    return 0;
+    if (frame_count < frame_capacity && bytes_used + size <= bytes_capacity) {
+        memcpy(frame_bytes + bytes_used, raw, size);
+        frames[frame_count++] = (received){ bytes_used, size, ts, type };
+        bytes_used += size;
+    }
+    pthread_mutex_unlock(&log_lock);
+}
+
+size_t test_double_daa_frame_count(void) {
+    pthread_mutex_lock(&log_lock);
+    size_t n = frame_count;
+    pthread_mutex_unlock(&log_lock);
+    return n;
+}
+
+const unsigned char *test_double_daa_frame(size_t index, size_t *size, long long *timestamp, int *type) {
+    const unsigned char *p = NULL;
+    pthread_mutex_lock(&log_lock);
+    if (index < frame_count) {
+        p = frame_bytes + frames[index].offset;
+        if (size) *size = frames[index].size;
+        if (timestamp) *timestamp = frames[index].ts;
+        if (type) *type = frames[index].type;
+    }
+    pthread_mutex_unlock(&log_lock);
+    return p;
+}
+
+void test_double_daa_reset(void) {
+    pthread_mutex_lock(&log_lock);
+    frame_count = 0;
+    bytes_used = 0;
+    log_length = 0;
+    log_text[0] = 0;
+    memset(call_counts, 0, sizeof call_counts);
+    pthread_mutex_unlock(&log_lock);
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -272,6 +302,11 @@ int dlb_decode_addbytes(void *handle, const char *bytes, unsigned int length, lo
                 if (s->total && s->have == s->total) s->complete = 1;
             }
         }
+        if (!rc && s->complete && !s->invalid) {
+            size_t header = 0, size = s->have;
+            if (s->type == 1 || agraph_ac4_sync_payload(s->frame, s->have, &header, &size))
+                keep_frame(s->type, s->frame + header, size, s->frame_ts);
+        }
     }
     if (bytes_consumed) *bytes_consumed = consumed;
     if (frame_complete) *frame_complete = (!rc && s) ? s->complete : 0;
@@ -287,11 +322,9 @@ static int decode_frame(state *s, unsigned *sequence, unsigned *samples) {
     size_t raw_size = s->have;
     if (s->invalid) return E_FRAME_INVALID;
     if (s->type == 0) {
-        unsigned sync = (unsigned)s->frame[0] << 8 | s->frame[1];
-        unsigned size = (unsigned)s->frame[2] << 8 | s->frame[3];
-        unsigned header = size == 0xFFFF ? 7u : 4u;
-        if (header == 7) size = (unsigned)s->frame[4] << 16 | (unsigned)s->frame[5] << 8 | s->frame[6];
-        if (sync == 0xAC41 && crc16(s->frame + 2, s->total - 2) != 0) return E_FRAME_INVALID;
+        size_t header = 0, size = 0;
+        if (!agraph_ac4_sync_payload(s->frame, s->total, &header, &size)) return E_FRAME_INVALID;
+        if (s->frame[1] == 0x41 && crc16(s->frame + 2, s->total - 2) != 0) return E_FRAME_INVALID;
         raw = s->frame + header;
         raw_size = size;
     }

@@ -314,7 +314,7 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("speakers")]), "stereo")
         XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("auto"), "fallbackEndpoint": .choice("speakers")]), "stereo")
         XCTAssertEqual(try plugin.outputLayout(["endpoint": .choice("headphones"), "virtualizer": .bool(false)]), "stereo")
-        XCTAssertEqual(plugin.typeInputCodec, "ac4-sync")
+        XCTAssertEqual(plugin.typeInputCodec, "ac4-sync ac4-raw", "sync frames (ac4) and raw frames (media over MP4)")
     }
 
     func testSpeakersEndpointReachesTheLibrary() throws {

@@ -76,7 +76,13 @@
  * ------------------------------------------------------------------------
  * - test_double_daa_call_log(): every call since the last reset, one per
  *   line, e.g. "addbytes length=1734 consumed=1000 complete=0 ts=0 -> 0".
- * - test_double_daa_reset(): clears the log and the call counters.
+ * - test_double_daa_frame_count() / test_double_daa_frame(i, …): every
+ *   frame addbytes completed (and found well-formed) since the last reset,
+ *   in order: its raw_ac4_frame bytes (for sync frames the payload without
+ *   sync word, frame size and CRC; raw frames as given), the input type
+ *   (0 sync, 1 raw) and the input timestamp of its first byte. So a test
+ *   can tell which frames reached the library, whatever their transport.
+ * - test_double_daa_reset(): clears the log, the frames and the call counters.
  * - env TEST_DOUBLE_DAA_FAIL=<function>:<code>[:<n>]  (read at every call):
  *   the named function (e.g. dlb_decode_process) returns <code> instead of
  *   working — on every call, or only on its n-th call (1-based) since the
@@ -139,6 +145,10 @@ int dlb_decode_close(void *handle);
 /* Test hooks. */
 const char *test_double_daa_call_log(void);
 void test_double_daa_reset(void);
+size_t test_double_daa_frame_count(void);
+/* Frame `index` (NULL past the end): its bytes, valid until the next reset;
+ * its size, input timestamp and input type (each pointer may be NULL). */
+const unsigned char *test_double_daa_frame(size_t index, size_t *size, long long *timestamp, int *type);
 
 #ifdef __cplusplus
 }
