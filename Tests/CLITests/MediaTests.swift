@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 import TestSupport
 import XCTest
@@ -401,5 +402,36 @@ final class MediaTests: XCTestCase {
         let later = try decode(flac, params: #""start": 0.5"#, tag: "impulse-later")
         XCTAssertEqual(later.samples.count, 72_000)
         XCTAssertEqual(Double(peak(later.samples)), 24_000, accuracy: 1, "the impulse 0.5 s after the start")
+    }
+
+    /// A stream whose channel positions the project has no layout for (3.0:
+    /// L R C) decodes with its channels in order, tagged discrete, and the
+    /// decoder says so.
+    func testAnUnknownLayoutBecomesDiscreteWithAWarning() throws {
+        let (wav, original) = try source(channels: 3)
+        let media = dir.file("three.mka")
+        let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", wav,
+                                     "-af", "channelmap=map=0|1|2:channel_layout=3.0", "-c:a", "flac", media])
+        guard r.status == 0 else { throw XCTSkip("ffmpeg could not make a 3.0 file: \(r.stderr)") }
+        let probe = try agraph(["probe", media])
+        XCTAssertTrue(probe.stdout.contains("3 ch, 3.0 → discrete"), probe.stdout)
+        let out = try decode(media, tag: "three")
+        XCTAssertEqual(out.channels, 3)
+        XCTAssertTrue(out.run.stderr.contains("tagged discrete"), "the warning: \(out.run.stderr)")
+        XCTAssertEqual(out.samples.count, original.count)
+        for c in 0..<3 {
+            XCTAssertEqual(level(out.samples, channels: 3, channel: c, frequency: Self.frequencies[c]),
+                           SignalAnalysis.dBFS(Double(Self.amplitude)), accuracy: 0.01, "channel \(c) in place")
+        }
+    }
+
+    /// The damage count reaches the status line of `agraph run` (and the
+    /// `status` command), only when there is some.
+    func testTheStatusLineShowsDamageWhenThereIsSome() {
+        var status = GraphStatus(seconds: 1, frames: 48_000, peaks: [], xruns: 0, underruns: 0, cpuLoad: 1, bufferSize: 256,
+                                 paused: false, finished: false, serverGone: false)
+        XCTAssertFalse(status.text.contains("damaged"), status.text)
+        status.damagedFrames = 3
+        XCTAssertTrue(status.text.contains("underruns 0  damaged 3  DSP"), status.text)
     }
 }
