@@ -45,8 +45,13 @@ final class PlaylistLiveTests: LiveTestCase {
                       lines.joined(separator: "\n"))
         XCTAssertTrue(lines.contains { $0.hasPrefix("pl: added item 3: ") && $0.hasSuffix("/missing.flac") }, lines.joined(separator: "\n"))
         XCTAssertTrue(lines.contains { $0.hasPrefix("pl: moved item 2 to 1: ") && $0.hasSuffix("/c.wav") }, lines.joined(separator: "\n"))
-        XCTAssertTrue(lines.contains { $0.hasPrefix("> 0 ") && $0.hasSuffix("/a.wav") } || lines.contains { $0.hasPrefix("> 1 ") },
-                      "list marks the item playing: " + lines.joined(separator: "\n"))
+        // The list, in its edited order. Which item it marks (`>` playing,
+        // `+` next) depends on how far `next` has got when `list` runs: the
+        // skip may be under way, with nothing playing for that instant.
+        let listed = lines.filter { $0.count > 2 && [">", "+", " "].contains($0.first) && $0.dropFirst(2).first?.isNumber == true }
+        XCTAssertEqual(listed.map { String($0.dropFirst(2).prefix(1)) + ($0.split(separator: "/").last.map { "/" + $0 } ?? "") },
+                       ["0/a.wav", "1/c.wav", "2/b.wav", "3/missing.flac"], "the list: " + lines.joined(separator: "\n"))
+        XCTAssertTrue(listed.contains { $0.hasPrefix(">") || $0.hasPrefix("+") }, "list marks the item playing or next")
     }
 
     /// The same through the Swift API: `control.playlist` edits, and the
