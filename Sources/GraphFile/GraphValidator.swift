@@ -70,14 +70,11 @@ public struct GraphValidator: Sendable {
     /// [main-thread]
     public func validate(bytes: [UInt8], file: String, directory: String, graphPath: String?,
                          overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
-        let root: JSONValue
-        do {
-            root = try JSONParser.parse(bytes)
-        } catch {
-            return .failure(GraphErrors([Diagnostic(file: file, pointer: .root, location: error.location,
-                message: "malformed JSON: \(error.message)")]))
+        let document: OverriddenDocument
+        switch parse(bytes, file: file, overrides: overrides) {
+        case .success(let d): document = d
+        case .failure(let errors): return .failure(errors)
         }
-        let document = applying(overrides, to: root, file: file)
         let run = ValidationRun(file: file, directory: directory, root: document.root, registry: registry)
         run.graphPath = graphPath
         run.sampleRateWhenOmitted = sampleRateWhenOmitted

@@ -88,15 +88,21 @@ extension GraphValidator {
             return .failure(GraphErrors([Diagnostic(file: path, pointer: .root,
                 message: "cannot read the graph file: \(error.reason)")]))
         }
-        let parsed: JSONValue
+        return parse(bytes, file: path, overrides: overrides).flatMap { document in
+            document.problems.isEmpty ? .success(document.root) : .failure(GraphErrors(document.problems))
+        }
+    }
+
+    /// Parses a graph document and applies `overrides` to it; fails only on
+    /// malformed JSON (the overrides' own problems are in the result).
+    /// [main-thread]
+    func parse(_ bytes: [UInt8], file: String, overrides: [ParameterOverride]) -> Result<OverriddenDocument, GraphErrors> {
         do {
-            parsed = try JSONParser.parse(bytes)
+            return .success(applying(overrides, to: try JSONParser.parse(bytes), file: file))
         } catch {
-            return .failure(GraphErrors([Diagnostic(file: path, pointer: .root, location: error.location,
+            return .failure(GraphErrors([Diagnostic(file: file, pointer: .root, location: error.location,
                 message: "malformed JSON: \(error.message)")]))
         }
-        let document = applying(overrides, to: parsed, file: path)
-        return document.problems.isEmpty ? .success(document.root) : .failure(GraphErrors(document.problems))
     }
 
     /// Writes each override into the document, in order (a later one wins).
