@@ -103,7 +103,6 @@ public enum Kernels {
         while i < count { dst[2 * i] = left[i]; dst[2 * i + 1] = right[i]; i += 1 }
     }
 
-    /// Largest absolute sample value.
     /// Writes `count` samples of `src` into a ring of `capacity` samples
     /// from index `at` on, wrapping. [audio-thread]
     @inlinable @_noLocks
@@ -134,6 +133,7 @@ public enum Kernels {
         }
     }
 
+    /// Largest absolute sample value.
     @inlinable @_noLocks
     public static func peak(_ src: UnsafePointer<Float>, count: Int) -> Float {
         var m: Float = 0

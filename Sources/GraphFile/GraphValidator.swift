@@ -32,15 +32,24 @@ public struct GraphValidator: Sendable {
         validate(file: path, overrides: [])
     }
 
+    /// The bytes of the graph file at `path` (a regular file of at most
+    /// `FileChecks.maximumGraphFileBytes`), or why not. [main-thread]
+    static func readGraphFile(_ path: String) -> Result<[UInt8], GraphErrors> {
+        do {
+            return .success(try FileChecks.readRegularFile(path, maximumBytes: FileChecks.maximumGraphFileBytes))
+        } catch {
+            return .failure(GraphErrors([Diagnostic(file: path, pointer: .root,
+                message: "cannot read the graph file: \(error.reason)")]))
+        }
+    }
+
     /// Reads and validates the graph file at `path`, its document changed
     /// by `overrides` first (`--set`; see `ParameterOverride`). [main-thread]
     public func validate(file path: String, overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
         let bytes: [UInt8]
-        do {
-            bytes = try FileChecks.readRegularFile(path, maximumBytes: FileChecks.maximumGraphFileBytes)
-        } catch {
-            return .failure(GraphErrors([Diagnostic(file: path, pointer: .root,
-                message: "cannot read the graph file: \(error.reason)")]))
+        switch Self.readGraphFile(path) {
+        case .success(let b): bytes = b
+        case .failure(let e): return .failure(e)
         }
         let absolute = GraphPaths.resolve(path, against: GraphPaths.currentDirectory())
         return validate(bytes: bytes, file: path, directory: GraphPaths.folder(of: absolute),

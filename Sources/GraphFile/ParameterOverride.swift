@@ -81,14 +81,7 @@ extension GraphValidator {
     /// diagnostics of an unreadable file, malformed JSON or an override
     /// naming no node or no parameter of the node's type. [main-thread]
     public func document(file path: String, overrides: [ParameterOverride]) -> Result<JSONValue, GraphErrors> {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileChecks.readRegularFile(path, maximumBytes: FileChecks.maximumGraphFileBytes)
-        } catch {
-            return .failure(GraphErrors([Diagnostic(file: path, pointer: .root,
-                message: "cannot read the graph file: \(error.reason)")]))
-        }
-        return parse(bytes, file: path, overrides: overrides).flatMap { document in
+        Self.readGraphFile(path).flatMap { parse($0, file: path, overrides: overrides) }.flatMap { document in
             document.problems.isEmpty ? .success(document.root) : .failure(GraphErrors(document.problems))
         }
     }
