@@ -528,7 +528,9 @@ final class ABNode: RenderNode, AnalysisPassNode, MeasuringNode, @unchecked Send
             while i <= count { fadeScale[i] = 0; i += 1 }
             return
         }
-        let frames = max(Int((left / (Double.pi / 2) * full).rounded(.up)), 1)
+        // Rounded up, less a hair: a fade back after k frames takes k
+        // frames, not k + 1 for the last bit of a rounding error.
+        let frames = max(Int((left / (Double.pi / 2) * full - 1e-6).rounded(.up)), 1)
         let step = left / Double(frames)
         s.pointee.theta = theta0
         s.pointee.thetaStep = step
