@@ -70,7 +70,7 @@ public struct ABType: NodeType {
 
     public let descriptor = NodeDescriptor(
         typeID: "ab", role: .processor,
-        summary: "Plays one of its inputs in0…inN-1 (same channels and layout), chosen by `select` (live), switching with an equal-power crossfade of `crossfadeMs`. With `match: \"loudness\"` each input gets the gain that makes its loudness (libebur128) equal to the quietest input's (or `reference`'s): offline exactly, from each input's integrated loudness measured in a first pass; live by the short-term (3 s) loudness, the gains moving at `rate` dB/s. Readings: `get NODE.gain1` (dB), `loudness1` (LUFS), `select`. `agraph abx` runs blind ABX trials on it.",
+        summary: "Plays one of its inputs in0…inN-1 (same channels and layout), chosen by `select` (live), switching with an equal-power crossfade of `crossfadeMs`. With `match` set to loudness each input gets the gain that makes its loudness (libebur128) equal to the quietest input's (or `reference`'s): offline exactly, from each input's integrated loudness measured in a first pass; live by the short-term (3 s) loudness, the gains moving at `rate` dB/s. Readings: `get NODE.gain1` (dB), `loudness1` (LUFS), `select`. `agraph abx` runs blind ABX trials on it.",
         inputs: .numbered(countParameter: "inputs"),
         parameters: [
             .init("inputs", .integer, range: 2...Double(ABType.maxInputs), default: .number(2),
