@@ -438,6 +438,33 @@ final class ABTests: XCTestCase {
         }
     }
 
+    /// Offline, matching by integrated loudness needs a first pass: live
+    /// input upstream is refused before anything renders, saying how to
+    /// match without one; short-term matching needs no pass.
+    func testIntegratedMatchingRefusesLiveInputOffline() throws {
+        struct LiveSource: NodeType {
+            let descriptor = NodeDescriptor(typeID: "live-src", role: .source, summary: "test live input",
+                                            inputs: .none, parameters: [], origin: "test")
+            func resolve(_ c: ResolveContext) -> StreamFormat? { StreamFormat(channels: 2, sampleRate: c.sampleRate) }
+            func makeNode(_ c: InstanceContext) throws -> any RenderNode { throw EngineError("must not be built") }
+            func isReplayable(_ p: NodeParameters) -> Bool { false }
+        }
+        var registry = TestGraph.registry([:])
+        registry.register(LiveSource())
+        func graph(_ matchBy: String) throws -> ValidatedGraph {
+            let json = """
+                {"format": "agraph/1", "nodes": [{"id": "mic", "type": "live-src"}, {"id": "t", "type": "test-tone"},
+                 {"id": "cmp", "type": "ab", "params": {"match": "loudness", "matchBy": "\(matchBy)"}}, {"id": "n", "type": "null"}],
+                 "links": [{"from": "mic", "to": "cmp:in0"}, {"from": "t", "to": "cmp:in1"}, {"from": "cmp", "to": "n"}]}
+                """
+            return try GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "live.json", directory: "/tmp").get()
+        }
+        XCTAssertThrowsError(try OfflinePasses.compile(try graph("auto"), maxFrames: 256)) { error in
+            XCTAssertTrue("\(error)".contains("'mic'") && "\(error)".contains("matchBy \"short-term\""), "\(error)")
+        }
+        XCTAssertEqual(OfflinePasses.passCount(try graph("short-term")), 0)
+    }
+
     // MARK: realtime safety
 
     /// Following, exact gains, plain switching with four inputs, and
