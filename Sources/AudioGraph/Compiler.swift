@@ -36,6 +36,11 @@ public final class CompiledGraph: @unchecked Sendable {
         if let r = p.range, !r.contains(value) {
             throw ParameterError(description: "\(value) is out of range for \(name): \(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(p.unit.map { " \($0)" } ?? "")")
         }
+        if let node = graph.nodes.first(where: { $0.id == engine.ids[Int(c.node)] }),
+           let problem = node.type.liveValueProblem(parameter: p.name, element: c.element >= 0 ? Int(c.element) : nil,
+                                                    value: value, parameters: node.parameters) {
+            throw ParameterError(description: "\(address): \(problem)")
+        }
         var out = c
         out.value = value
         return out

@@ -112,7 +112,7 @@ public enum OfflinePasses {
             for a in ancestors(graph, of: [i]).sorted() where graph.nodes[a].inputs.isEmpty {
                 let source = graph.nodes[a]
                 if !source.type.isReplayable(source.parameters) {
-                    throw EngineError(nodeID: n.id, "it needs the whole input before rendering (an analysis pass), but its source '\(source.id)' (\(source.descriptor.typeID)) is live input, which cannot be played twice; render a recording of it, or use normalize \"follow\"")
+                    throw EngineError(nodeID: n.id, "it needs the whole input before rendering (an analysis pass), but its source '\(source.id)' (\(source.descriptor.typeID)) is live input, which cannot be played twice; render a recording of it, or let the node follow the input as it plays (loudness: normalize \"follow\"; ab: matchBy \"short-term\")")
                 }
             }
         }

@@ -173,12 +173,21 @@ public protocol NodeType: Sendable {
     /// when built again (a file, a tone): what an analysis pass needs.
     /// False for live input. Default true. [any thread]
     func isReplayable(_ parameters: NodeParameters) -> Bool
+
+    /// Checks a live change of `parameter` (element `element` of a list,
+    /// else nil) to `value` against what only this type knows, such as an
+    /// input index that must name one of the node's inputs. The
+    /// descriptor's range and choices are checked before. Returns the
+    /// problem in words (the change is refused with it), or nil. Default
+    /// nil. [control-thread]
+    func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String?
 }
 
 extension NodeType {
     public func isEndless(_ parameters: NodeParameters) -> Bool { false }
     public func needsAnalysisPass(_ parameters: NodeParameters) -> Bool { false }
     public func isReplayable(_ parameters: NodeParameters) -> Bool { true }
+    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String? { nil }
 }
 
 /// A node type whose instances decode compressed frames off the audio

@@ -1,10 +1,10 @@
 import AudioGraphNodeAPI
 
 /// The processing node types: rates, channels, time and tone, dynamics,
-/// metering and loudness. Each group is declared in its own file.
+/// metering and loudness, comparison. Each group is declared in its own file.
 public enum ProcessingNodes {
     /// Every processing node type, for the built-in registry. [main-thread]
     public static var all: [any NodeType] {
-        rateNodes + channelNodes + timeAndToneNodes + dynamicsNodes + loudnessNodes
+        rateNodes + channelNodes + timeAndToneNodes + dynamicsNodes + loudnessNodes + comparisonNodes
     }
 }

@@ -15,10 +15,11 @@ struct AGraph: ParsableCommand {
         discussion: """
             A graph file (JSON, "format": "agraph/1") describes sources, processing and sinks. \
             `agraph validate` checks it, `agraph run` plays it live in a JACK client, \
-            `agraph render` renders it offline as fast as the machine allows.
+            `agraph render` renders it offline as fast as the machine allows, \
+            `agraph abx` runs blind ABX trials on a graph's `ab` node.
             """,
         version: "0.1.0",
-        subcommands: [Run.self, Render.self, Analyze.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
+        subcommands: [Run.self, Abx.self, Render.self, Analyze.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
     )
 }
 

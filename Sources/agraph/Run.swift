@@ -23,20 +23,7 @@ struct Run: ParsableCommand {
 
     @Argument(help: "Graph file.") var graph: String
 
-    @Option(help: "JACK client name (default: the graph's name).")
-    var clientName: String?
-
-    @Option(help: "auto: join a running server or start an embedded one; external: join only; embedded: always start one.")
-    var server: RunningGraph.ServerMode = .auto
-
-    @Option(help: "Name of the JACK server (jackd -n NAME); default: the default server.")
-    var serverName: String?
-
-    @Option(help: "Driver of an embedded server: dummy (no sound card) or alsa.")
-    var driver = "dummy"
-
-    @Option(help: "Period of an embedded server, in frames.")
-    var period = 256
+    @OptionGroup var jack: LiveOptions
 
     @Option(name: .shortAndLong, help: "Stop after this many seconds.")
     var duration: Double?
@@ -57,39 +44,16 @@ struct Run: ParsableCommand {
                 throw ValidationError("--duration \(FrameTime.OutOfRange(seconds: d))")
             }
         }
-        if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
         _ = try ParameterOverrides.parse(settings)
     }
 
     func run() throws {
         let binder = JACKPortBinder()
         let g = try loadGraph(graph, registry: standardRegistry(binder), overrides: try ParameterOverrides.parse(settings))
-        var options = RunningGraph.Options()
-        options.clientName = clientName
-        options.server = server
-        options.serverName = serverName
-        options.driver = driver
-        options.period = period
-        let live: RunningGraph
-        do {
-            live = try RunningGraph(graph: g, binder: binder, options: options)
-        } catch {
-            printError("agraph: \(error)")
-            throw ExitCode.failure
-        }
+        let live = try jack.start(g, binder: binder)
         signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGPIPE, SIG_IGN)
-
-        for n in live.compiled.notices { printError("agraph: \(n)") }
-        // libjack picks the server: --server-name, else $JACK_DEFAULT_SERVER, else "default".
-        let joined = serverName ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "default"
-        let where_ = live.server != nil
-            ? "an embedded JACK server (\(driver), \(period) frames)" : "JACK server '\(joined)'"
-        let rate = live.graph.sampleRateIsExplicit ? "\(Int(live.graph.sampleRate)) Hz"
-            : "\(Int(live.graph.sampleRate)) Hz (the server's rate: the graph gives no \"sampleRate\")"
-        printError("agraph: running '\(g.name)' at \(rate) on \(where_) as client '\(live.client.name)'; ports: "
-                   + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
 
         let console = Console(live: live, quiet: quiet)
         let endless = !live.graph.endlessSources.isEmpty
@@ -134,8 +98,6 @@ struct Run: ParsableCommand {
         if exitCode != 0 { throw ExitCode(exitCode) }
     }
 }
-
-extension RunningGraph.ServerMode: ExpressibleByArgument {}
 
 /// The interactive side of `agraph run`: stdin commands and the status line.
 /// Lines are split by `LineSplitter` (64 KiB limit, CRLF accepted), parsed

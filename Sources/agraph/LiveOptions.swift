@@ -1,0 +1,64 @@
+import ArgumentParser
+import AudioGraph
+import AudioGraphJACK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The JACK options of the commands that play a graph live (`run`, `abx`),
+/// and the start both share. [main-thread]
+struct LiveOptions: ParsableArguments {
+    @Option(help: "JACK client name (default: the graph's name).")
+    var clientName: String?
+
+    @Option(help: "auto: join a running server or start an embedded one; external: join only; embedded: always start one.")
+    var server: RunningGraph.ServerMode = .auto
+
+    @Option(help: "Name of the JACK server (jackd -n NAME); default: the default server.")
+    var serverName: String?
+
+    @Option(help: "Driver of an embedded server: dummy (no sound card) or alsa.")
+    var driver = "dummy"
+
+    @Option(help: "Period of an embedded server, in frames.")
+    var period = 256
+
+    func validate() throws {
+        if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
+    }
+
+    var runningOptions: RunningGraph.Options {
+        var options = RunningGraph.Options()
+        options.clientName = clientName
+        options.server = server
+        options.serverName = serverName
+        options.driver = driver
+        options.period = period
+        return options
+    }
+
+    /// Starts `graph` live; on failure prints why and throws
+    /// `ExitCode.failure`. Prints the compile notices and the line saying
+    /// where it runs (`agraph: running '…' … Type 'help' for commands.`).
+    func start(_ graph: ValidatedGraph, binder: JACKPortBinder) throws -> RunningGraph {
+        let live: RunningGraph
+        do {
+            live = try RunningGraph(graph: graph, binder: binder, options: runningOptions)
+        } catch {
+            printError("agraph: \(error)")
+            throw ExitCode.failure
+        }
+        for n in live.compiled.notices { printError("agraph: \(n)") }
+        // libjack picks the server: --server-name, else $JACK_DEFAULT_SERVER, else "default".
+        let joined = serverName ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        let where_ = live.server != nil
+            ? "an embedded JACK server (\(driver), \(period) frames)" : "JACK server '\(joined)'"
+        let rate = live.graph.sampleRateIsExplicit ? "\(Int(live.graph.sampleRate)) Hz"
+            : "\(Int(live.graph.sampleRate)) Hz (the server's rate: the graph gives no \"sampleRate\")"
+        printError("agraph: running '\(graph.name)' at \(rate) on \(where_) as client '\(live.client.name)'; ports: "
+                   + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
+        return live
+    }
+}
+
+extension RunningGraph.ServerMode: ExpressibleByArgument {}
