@@ -18,7 +18,7 @@ struct AGraph: ParsableCommand {
             `agraph render` renders it offline as fast as the machine allows.
             """,
         version: "0.1.0",
-        subcommands: [Run.self, Render.self, Analyze.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
+        subcommands: [Run.self, Render.self, Analyze.self, Compare.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
     )
 }
 
