@@ -7,11 +7,14 @@ import Glibc
 ///
 /// - ILD = 10·log10(E_L / E_R), E the energy (Σ h²) of each whole response:
 ///   positive when the left ear is louder.
-/// - ITD: the lag τ maximising the inter-aural cross-correlation
-///   r(τ) = Σ_n h_L[n] · h_R[n + τ] over |τ| ≤ the search limit (1 ms by
-///   default, beyond any human head's), refined below a sample by the
-///   vertex of the parabola through r(τ−1), r(τ), r(τ+1). Positive when the
-///   left ear leads (the right response is the left one delayed by τ).
+/// - ITD: the lag τ maximising the magnitude of the inter-aural
+///   cross-correlation r(τ) = Σ_n h_L[n] · h_R[n + τ] over |τ| ≤ the search
+///   limit (1 ms by default, beyond any human head's; of equal peaks the
+///   shortest lag), refined below a sample by the vertex of the parabola
+///   through |r| at τ−1, τ, τ+1. The magnitude, so that an ear fed in
+///   opposite polarity (a matrix encoder's surround) still lines up at its
+///   true lag. Positive when the left ear leads (the right response is the
+///   left one delayed by τ).
 public struct InterauralDifference: Sendable, Equatable {
     /// dB, positive: left louder; nil when an ear's response is silent.
     public var ildDB: Double?
@@ -65,12 +68,15 @@ public struct InterauralDifference: Sendable, Equatable {
                 }
             }
         }
-        var best = 0
-        for i in r.indices where r[i] > r[best] { best = i }
+        // The largest |r|; of equal ones, the shortest lag.
+        var best = maxLag
+        for i in r.indices where abs(r[i]) > abs(r[best]) || (abs(r[i]) == abs(r[best]) && abs(i - maxLag) < abs(best - maxLag)) {
+            best = i
+        }
         var lag = Double(best - maxLag)
         let atLimit = maxLag > 0 && (best == 0 || best == r.count - 1)
         if best > 0 && best < r.count - 1 {
-            let a = r[best - 1], b = r[best], c = r[best + 1]
+            let a = abs(r[best - 1]), b = abs(r[best]), c = abs(r[best + 1])
             let d = a - 2 * b + c
             if d < 0 { lag += 0.5 * (a - c) / d }
         }
