@@ -303,7 +303,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["AudioGraph", "TestSupport"],
+            dependencies: ["AudioGraph", "AudioGraphProcessing", "TestSupport"],
             path: "Tests/CLITests"
         ),
         .testTarget(

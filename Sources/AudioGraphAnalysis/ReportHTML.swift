@@ -41,6 +41,10 @@ enum SVGPlot {
         var name: String
         var colour: String
         var values: [Double]
+        /// The first series is drawn wide, the next ones narrower on top of
+        /// it, so that equal curves both stay visible.
+        var lineWidth = 2.0
+        var markerRadius = 2.5
     }
 
     static func open(_ id: String, _ kind: String, title: String) -> String {
@@ -112,8 +116,8 @@ enum SVGPlot {
             }
             s += "<g class=\"series series-\(k)\" stroke=\"\(item.colour)\" fill=\"\(item.colour)\">\n"
             for run in runs where !run.isEmpty {
-                s += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + run.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>\n"
-                for p in run { s += "<circle cx=\"\(n(p.0))\" cy=\"\(n(p.1))\" r=\"2.5\"/>" }
+                s += "<polyline fill=\"none\" stroke-width=\"\(n(item.lineWidth))\" points=\"" + run.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>\n"
+                for p in run { s += "<circle cx=\"\(n(p.0))\" cy=\"\(n(p.1))\" r=\"\(n(item.markerRadius))\"/>" }
                 s += "\n"
             }
             s += "</g>\n"
@@ -246,8 +250,8 @@ extension ComparisonResult {
         for (c, label) in ma.labels.enumerated() {
             let suffix = Self.plotSuffix(label)
             h += SVGPlot.spectrum(id: "plot-spectrum-\(suffix)", title: "Spectrum, \(label)", frequencies: freqs,
-                                  series: [.init(name: nameA, colour: SVGPlot.colourA, values: a.matchedBandLevelsDB[c]),
-                                           .init(name: nameB, colour: SVGPlot.colourB, values: b.matchedBandLevelsDB[c])],
+                                  series: [.init(name: nameA, colour: SVGPlot.colourA, values: a.matchedBandLevelsDB[c], lineWidth: 4, markerRadius: 3.5),
+                                           .init(name: nameB, colour: SVGPlot.colourB, values: b.matchedBandLevelsDB[c], lineWidth: 1.5, markerRadius: 2)],
                                   yLabel: "Band level (dB re full scale)", symmetric: false, minimumSpan: 40)
         }
         h += "</div>\n<h2>Difference B − A per output channel</h2>\n<div class=\"plots\">\n"
