@@ -267,8 +267,11 @@ public enum RendererComparison {
     }
 
     /// `graph` cut down to the tapped nodes and their ancestors, in order,
-    /// with a capture sink behind each tap (node index, output port).
-    static func measurementGraph(_ graph: ValidatedGraph, taps: [(Int, Int, BlockCapture)]) -> ValidatedGraph {
+    /// with a capture sink (`CaptureSinkType`, ids `compare.a`, `compare.b`
+    /// …) behind each tap: node index, output port, and where its blocks
+    /// go. Nothing else of the graph is kept (no file-out, no jack-out).
+    /// [main-thread]
+    public static func measurementGraph(_ graph: ValidatedGraph, taps: [(node: Int, port: Int, capture: BlockCapture)]) -> ValidatedGraph {
         var keep = Set<Int>()
         var stack = taps.map(\.0)
         while let i = stack.popLast() {
@@ -285,7 +288,7 @@ public enum RendererComparison {
         }
         for (k, (i, port, capture)) in taps.enumerated() {
             guard let index = newIndex[i] else { continue }
-            var id = "compare.\(k == 0 ? "a" : "b")"
+            var id = "compare." + (k < 26 ? String(UnicodeScalar(UInt8(97 + k))) : "\(k)")
             while graph.node(id) != nil { id += "_" }
             nodes.append(ValidatedGraph.Node(id: id, type: CaptureSinkType(capture: capture), parameters: NodeParameters(),
                                              inputs: [index], inputSourcePorts: [port],
@@ -339,13 +342,15 @@ public enum RendererComparison {
 
     static func impulseTest(_ graph: ValidatedGraph, node index: Int, port: Int, options: ComparisonOptions) -> ImpulseTest {
         if let why = impulseObstacle(graph, node: index, port: port) { return .skipped(why) }
+        // The responses run at the output's rate (a rate island's may be lower).
+        let rate = graph.nodes[index].outputFormats[port].sampleRate
         do {
             let responses = try impulseResponses(graph, node: index, port: port, seconds: options.impulseSeconds,
                                                  blockFrames: options.blockFrames)
             return .measured(responses.map { r in
                 ImpulseDirection(label: r.label, port: r.port, channel: r.channel,
                                  interaural: InterauralDifference.measure(left: r.response[0], right: r.response[1],
-                                                                          sampleRate: graph.sampleRate,
+                                                                          sampleRate: rate,
                                                                           maxLagSeconds: options.maxITDSeconds))
             })
         } catch {
