@@ -12,6 +12,9 @@
 //                      validated graph model (re-exports AudioGraphNodeAPI)
 //   AudioGraph         built-in registry, compiler, `render -o` as a graph node, control
 //                      surface and control lines, schema, dot, JSON writer
+//   AudioGraphAnalysis renderer comparison (`agraph compare`): outputs of two nodes captured
+//                      offline, loudness-matched measures, 1/3-octave bands (Welch PSD over
+//                      libavutil's av_tx), correlation, ILD/ITD from impulses, the report
 // Nodes
 //   AudioGraphNodes    built-in realtime nodes (test-tone, gain, mixer, split, format-tag,
 //                      null) and the `ac4` sync-frame source
@@ -56,6 +59,7 @@ let package = Package(
         .library(name: "AudioGraph", targets: ["AudioGraph"]),
         .library(name: "AudioGraphCore", targets: ["AudioGraphCore"]),
         .library(name: "AudioGraphJACK", targets: ["AudioGraphJACK"]),
+        .library(name: "AudioGraphAnalysis", targets: ["AudioGraphAnalysis"]),
         .library(name: "AC4", targets: ["AC4"]),
         .library(name: "AGraphPluginKit", targets: ["AGraphPluginKit"]),
         // Node plugins: dynamic libraries loaded at run time.
@@ -162,6 +166,11 @@ let package = Package(
             path: "Sources/AudioGraph"
         ),
         .target(
+            name: "AudioGraphAnalysis",
+            dependencies: ["AudioGraph", "AudioGraphProcessing", "CFFmpeg"],
+            path: "Sources/AudioGraphAnalysis"
+        ),
+        .target(
             name: "AudioGraphJACK",
             dependencies: ["AudioGraph", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
@@ -228,6 +237,7 @@ let package = Package(
             name: "agraph",
             dependencies: [
                 "AudioGraph",
+                "AudioGraphAnalysis",
                 "AudioGraphJACK",
                 "AudioGraphPlugins",
                 "AudioGraphProcessing",
@@ -293,8 +303,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["AudioGraph", "TestSupport"],
+            dependencies: ["AudioGraph", "AudioGraphProcessing", "TestSupport"],
             path: "Tests/CLITests"
+        ),
+        .testTarget(
+            name: "AnalysisTests",
+            dependencies: ["AudioGraphAnalysis", "AudioGraph", "AudioGraphProcessing", "TestSupport"],
+            path: "Tests/AnalysisTests"
         ),
         .testTarget(
             name: "PlaylistTests",

@@ -1,9 +1,9 @@
 #ifndef AGRAPH_CFFMPEG_SHIM_H
 #define AGRAPH_CFFMPEG_SHIM_H
 /* FFmpeg's libraries (Debian: libavformat-dev libavcodec-dev
- * libswresample-dev libavutil-dev) for the `media` source and the `ffmpeg`
- * decoder plugin. The inline functions give Swift what FFmpeg defines as
- * macros. */
+ * libswresample-dev libavutil-dev) for the `media` source, the `ffmpeg`
+ * decoder plugin and the FFTs of `agraph compare` (libavutil's av_tx). The
+ * inline functions give Swift what FFmpeg defines as macros. */
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
@@ -11,6 +11,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/error.h>
 #include <libavutil/samplefmt.h>
+#include <libavutil/tx.h>
 #include <libswresample/swresample.h>
 
 static inline int agraph_averror_eof(void) { return AVERROR_EOF; }

@@ -19,7 +19,7 @@ struct AGraph: ParsableCommand {
             `agraph abx` runs blind ABX trials on a graph's `ab` node.
             """,
         version: "0.1.0",
-        subcommands: [Run.self, Abx.self, Render.self, Analyze.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
+        subcommands: [Run.self, Abx.self, Render.self, Analyze.self, Compare.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
     )
 }
 
