@@ -16,7 +16,8 @@ struct AGraph: ParsableCommand {
             A graph file (JSON, "format": "agraph/1") describes sources, processing and sinks. \
             `agraph validate` checks it, `agraph run` plays it live in a JACK client, \
             `agraph render` renders it offline as fast as the machine allows, \
-            `agraph abx` runs blind ABX trials on a graph's `ab` node.
+            `agraph abx` runs blind ABX trials on a graph's `ab` node, \
+            `agraph compare` measures two renderers of one graph against each other.
             """,
         version: "0.1.0",
         subcommands: [Run.self, Abx.self, Render.self, Analyze.self, Compare.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
