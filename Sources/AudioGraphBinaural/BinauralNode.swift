@@ -132,6 +132,8 @@ final class BinauralConvolver {
         var generation = 0
         var inputPosition = 0
         var endPosition = Int.max
+        /// Filter sets taken from the worker so far.
+        var taken = 0
     }
 
     let geometry: ConvolutionGeometry
@@ -201,6 +203,10 @@ final class BinauralConvolver {
         for p in [time, delayLine, accumulator, spectrum, block, fadingOut] { AlignedFloats.free(p) }
     }
 
+    /// Filter sets taken from the worker so far (rotations rendered).
+    /// [audio-thread; an estimate elsewhere]
+    var setsTaken: Int { state.pointee.taken }
+
     /// The orientation parameters: 0 yaw, 1 pitch, 2 roll. [audio-thread]
     @inline(__always)
     func setOrientation(_ which: Int, _ degrees: Double) {
@@ -224,6 +230,7 @@ final class BinauralConvolver {
                 st.pointee.old = st.pointee.active
                 st.pointee.active = next
                 st.pointee.fadePos = 0
+                st.pointee.taken += 1
                 // Mid-partition, its tail is needed now (at a partition's
                 // start the segment sums it).
                 if st.pointee.pos != 0 { sumTail(next) }

@@ -254,6 +254,10 @@ final class BinauralRenderNode: RenderNode {
     /// Frames per partition, once prepared. [main-thread]
     var partitionFrames: Int? { convolver?.geometry.partition }
 
+    /// Filter sets taken from the worker so far (rotations rendered).
+    /// [main-thread, while the engine is stopped]
+    var filterSetsTaken: Int { convolver?.setsTaken ?? 0 }
+
     /// [main-thread & !active]
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
         guard let input = inputs.first, let output, output.channels == 2, input.channels == directions.count else {

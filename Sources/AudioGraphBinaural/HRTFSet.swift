@@ -233,7 +233,13 @@ public enum HRTFSets {
     /// path tried and why each failed (libmysofa's words).
     /// [main-thread or worker-thread]
     public static func find(written: String?, directory: String, sampleRate: Double) -> Result<HRTFSet, HRTFSetSearchError> {
-        let candidates = written.map { [GraphPaths.resolve($0, against: directory)] } ?? defaultSearchPaths
+        if let written { return search([GraphPaths.resolve(written, against: directory)], given: true, sampleRate: sampleRate) }
+        return search(defaultSearchPaths, given: false, sampleRate: sampleRate)
+    }
+
+    /// The first of `candidates` that opens; `given`: the graph named the
+    /// file (else they are the default's places). [main-thread or worker-thread]
+    static func search(_ candidates: [String], given: Bool, sampleRate: Double) -> Result<HRTFSet, HRTFSetSearchError> {
         var problems: [String] = []
         for path in candidates {
             switch open(path: path, sampleRate: sampleRate) {
@@ -241,7 +247,7 @@ public enum HRTFSets {
             case .failure(let e): problems.append("\(path): \(e.reason)")
             }
         }
-        if written != nil {
+        if given {
             return .failure(HRTFSetSearchError(searched: candidates, message: "cannot use the SOFA file " + problems.joined(separator: "; ")))
         }
         return .failure(HRTFSetSearchError(searched: candidates, message: "no default HRTF set found; searched "
