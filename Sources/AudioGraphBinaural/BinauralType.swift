@@ -40,16 +40,26 @@ public enum BinauralNodes {
 ///   filter set on the worker thread and crossfades to it over one
 ///   partition.
 /// - Convolution: uniformly partitioned overlap-save, partition P =
-///   `partition` (default 128, at most the engine's block), FFmpeg's av_tx
-///   real DFTs of 2P; each channel's input is transformed once and the
-///   channels' spectra are summed per ear, one inverse DFT per ear per
-///   partition. No latency: the output at t depends on inputs up to t, for
-///   any render size.
+///   `partition`, FFmpeg's av_tx real DFTs of 2P; each channel's input is
+///   transformed once and the channels' spectra are summed per ear, one
+///   inverse DFT per ear per partition. No latency: the output at t
+///   depends on inputs up to t, for any render size (a call smaller than
+///   P renders the part of the partition it has). By default P is the
+///   engine's block, at most 1024, offline (the cheapest per frame: one
+///   partition per block), and 128 live: the live engine's buses are sized
+///   for the largest period JACK may switch to (8192), not the period, and
+///   a 128-frame partition keeps each callback's cost small whatever the
+///   period (a 64-frame period renders half a partition per callback, a
+///   1024-frame one eight partitions). `agraph-bench binaural` measures
+///   each size (docs/performance.md).
 public struct BinauralType: NodeType {
     public init() {}
 
-    /// The partition when the graph gives none, in frames.
-    public static let defaultPartition = 128
+    /// The partition when the graph gives none, live, in frames.
+    public static let defaultLivePartition = 128
+    /// The largest partition chosen by default offline (the block's size
+    /// up to this).
+    public static let defaultOfflinePartitionLimit = 1024
 
     public static let positionFields: [ParameterDescriptor] = [
         .init("azimuth", .number, range: -360...360, optional: true, unit: "degrees",
@@ -66,7 +76,7 @@ public struct BinauralType: NodeType {
             + "Normalisation: one gain for the whole set such that the measurement nearest the front (0°, 0°) has unit energy averaged over both ears, g = 1/sqrt((E_L + E_R)/2). "
             + "LFE: bypasses the HRTFs, added to both ears at lfe dB (default 0 dB: a front channel's level, and ffmpeg sofalizer's lfegain default). "
             + "Head rotation: yaw, pitch, roll in degrees, live: yaw + turns the head left (a front source moves to the right ear), pitch + lifts the nose, roll + tilts the head right; a change crossfades to the new filters over one partition. "
-            + "Uniformly partitioned FFT convolution (av_tx), zero latency.",
+            + "Uniformly partitioned FFT convolution (av_tx), zero latency; partition: the block up to 1024 offline, 128 live.",
         inputs: .single,
         parameters: [
             .init("sofa", .path, default: .string(HRTFSets.defaultPath),
@@ -84,7 +94,7 @@ public struct BinauralType: NodeType {
             .init("roll", .number, range: -180...180, default: .number(0), unit: "degrees", live: true,
                   "Head tilt about the front axis, after pitch; positive tilts the head to the right (right ear down)."),
             .init("partition", .integer, range: 16...8192, optional: true, unit: "frames",
-                  "Frames per convolution partition, a power of two; default 128, at most the engine's block. Larger: less CPU per frame offline; smaller: less per callback at small periods."),
+                  "Frames per convolution partition, a power of two, at most the engine's block; default: the block up to 1024 offline, 128 live. Larger: less CPU per frame; smaller: less per callback when periods are small."),
         ],
         virtualizes: true)
 
@@ -195,7 +205,7 @@ public struct BinauralType: NodeType {
         let orientation = HeadOrientation(yaw: p.number("yaw") ?? 0, pitch: p.number("pitch") ?? 0, roll: p.number("roll") ?? 0)
         return BinauralRenderNode(set: set, directions: directions, interpolate: p.boolean("interpolate") ?? false,
                                   lfeGainDB: p.number("lfe") ?? 0, orientation: orientation,
-                                  partition: p.integer("partition"),
+                                  partition: p.integer("partition"), live: c.live,
                                   orientationIndexes: Self.orientationNames.map { descriptor.parameterIndex(named: $0) ?? -1 })
     }
 }
@@ -215,6 +225,8 @@ final class BinauralRenderNode: RenderNode {
     let lfeGain: Float
     let orientation: HeadOrientation
     let requestedPartition: Int?
+    /// Built to run live (the default partition differs).
+    let live: Bool
     /// Descriptor indexes of yaw, pitch, roll.
     let yawIndex: Int32, pitchIndex: Int32, rollIndex: Int32
     private let wiring: UnsafeMutablePointer<Wiring>
@@ -223,13 +235,14 @@ final class BinauralRenderNode: RenderNode {
 
     /// [main-thread]
     init(set: HRTFSet, directions: [SpeakerDirection], interpolate: Bool, lfeGainDB: Double,
-         orientation: HeadOrientation, partition: Int?, orientationIndexes: [Int]) {
+         orientation: HeadOrientation, partition: Int?, live: Bool, orientationIndexes: [Int]) {
         self.set = set
         self.directions = directions
         self.interpolate = interpolate
         lfeGain = Float(Decibels.toLinear(lfeGainDB))
         self.orientation = orientation
         requestedPartition = partition
+        self.live = live
         yawIndex = Int32(orientationIndexes[0])
         pitchIndex = Int32(orientationIndexes[1])
         rollIndex = Int32(orientationIndexes[2])
@@ -243,10 +256,10 @@ final class BinauralRenderNode: RenderNode {
     }
 
     /// The partition for an engine whose blocks are at most `maxFrames`:
-    /// the one asked for (or the default), halved while above the largest
-    /// block, never below 16. [any thread]
-    static func partition(requested: Int?, maxFrames: Int) -> Int {
-        var p = requested ?? BinauralType.defaultPartition
+    /// the one asked for, else 128 live and 1024 offline; halved while
+    /// above the largest block, never below 16. [any thread]
+    static func partition(requested: Int?, maxFrames: Int, live: Bool) -> Int {
+        var p = requested ?? (live ? BinauralType.defaultLivePartition : BinauralType.defaultOfflinePartitionLimit)
         while p > 16 && p > maxFrames { p /= 2 }
         return max(p, 16)
     }
@@ -267,7 +280,7 @@ final class BinauralRenderNode: RenderNode {
         let convolved = directions.indices.filter { !directions[$0].isLFE }
         let lfe = directions.indices.filter { directions[$0].isLFE }
         let geometry = ConvolutionGeometry(channels: convolved.count,
-                                           partition: Self.partition(requested: requestedPartition, maxFrames: context.maxFrames),
+                                           partition: Self.partition(requested: requestedPartition, maxFrames: context.maxFrames, live: live),
                                            irLength: set.filterLength + set.maximumDelay)
         let slots = FilterSlots(geometry: geometry)
         let builder = try FilterBuilder(set: set, directions: convolved.map { directions[$0] }, interpolate: interpolate, slots: slots)

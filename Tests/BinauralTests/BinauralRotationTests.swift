@@ -17,13 +17,13 @@ final class BinauralRotationTests: XCTestCase {
     /// A `set` of yaw before block k of an offline render is applied in
     /// block k and sent to the worker at its end; the renderer waits for
     /// the new filters before block k + 1, which crossfades to them over
-    /// one partition (128 frames). So the output is, exactly: the
+    /// one partition (128 frames here). So the output is, exactly: the
     /// straight-ahead render up to block k + 1, then the linear crossfade,
     /// then the render with the head turned, and the same on every run.
     func testAYawSetOfflineLandsInTheNextBlockAndCrossfades() throws {
         let block = 256, k = 10, p = 128
         let input = [Self.noise(8192)]
-        let params = #"{"positions": [{"azimuth": 30}]}"#
+        let params = #"{"positions": [{"azimuth": 30}], "partition": 128}"#
         func rotated() throws -> [[Float]] {
             try BinauralGraph.render(layout: "mono", params: params, input: input, blockFrames: block) { b, compiled in
                 if b == k { try compiled.set("bin.yaw", 90) }
@@ -109,7 +109,8 @@ final class BinauralRotationTests: XCTestCase {
         let input = (0..<6).map { c in Self.noise(1_400_000).map { $0 * Float(c + 1) / 6 } }
         let g = try BinauralGraph.validate(BinauralGraph.json(layout: "5.1", params: #"{"interpolate": true}"#),
                                            input: input, capture: capture).get()
-        let compiled = try GraphCompiler.compile(g, maxFrames: 512)
+        // Built as for JACK: the live partition (128), several per block.
+        let compiled = try GraphCompiler.compile(g, maxFrames: 512, live: true)
         let engine = compiled.engine
         let changes = try [("bin.yaw", 30.0), ("bin.pitch", -20), ("bin.roll", 15), ("bin.yaw", -170), ("bin.pitch", 45), ("bin.yaw", 0)]
             .map { try compiled.change($0.0, $0.1) }
@@ -127,6 +128,7 @@ final class BinauralRotationTests: XCTestCase {
         XCTAssertEqual(allocations, 0, "allocations on the audio thread across 10,000 blocks")
         engine.worker.stop()
         let node = try XCTUnwrap(engine.node("bin") as? BinauralRenderNode)
+        XCTAssertEqual(node.partitionFrames, 128)
         XCTAssertGreaterThan(node.filterSetsTaken, 100, "the rotations were computed and rendered while counting")
         XCTAssertGreaterThan(engine.framePosition, 1_000_000)
     }

@@ -114,8 +114,10 @@ final class BinauralValidationTests: XCTestCase {
     func testPartitionMustBeAPowerOfTwo() {
         assertError(BinauralGraph.json(layout: "5.1", params: #"{"partition": 100}"#),
                     pointer: "/nodes/1/params/partition", contains: ["power of two"])
-        XCTAssertEqual(BinauralRenderNode.partition(requested: nil, maxFrames: 1024), 128)
-        XCTAssertEqual(BinauralRenderNode.partition(requested: 1024, maxFrames: 300), 256)
-        XCTAssertEqual(BinauralRenderNode.partition(requested: nil, maxFrames: 1), 16)
+        XCTAssertEqual(BinauralRenderNode.partition(requested: nil, maxFrames: 8192, live: true), 128)
+        XCTAssertEqual(BinauralRenderNode.partition(requested: nil, maxFrames: 8192, live: false), 1024)
+        XCTAssertEqual(BinauralRenderNode.partition(requested: nil, maxFrames: 300, live: false), 256)
+        XCTAssertEqual(BinauralRenderNode.partition(requested: 1024, maxFrames: 300, live: true), 256)
+        XCTAssertEqual(BinauralRenderNode.partition(requested: nil, maxFrames: 1, live: true), 16)
     }
 }
