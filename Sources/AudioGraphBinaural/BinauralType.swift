@@ -15,9 +15,9 @@ public enum BinauralNodes {
 ///   `/usr/share/libmysofa/default.sofa` (MIT KEMAR, 44.1 kHz), is used, or
 ///   the first `libmysofa/default.sofa` under /usr/local/share or
 ///   `XDG_DATA_DIRS` (`HRTFSets.defaultSearchPaths`). When the graph's rate
-///   differs from the set's, libmysofa resamples the set when it opens it
-///   (`HRTFSet`). Sets are opened at validation and cached per file and
-///   rate for the process.
+///   differs from the set's, libmysofa's `mysofa_resample` resamples the
+///   responses used (`HRTFSet`). Sets are opened at validation and cached
+///   per file and rate for the process.
 /// - Directions: each input channel sits at its ITU-R BS.2051 direction
 ///   (`StandardDirections`: stereo ±30°; 5.1 L +30 R −30 C 0 LFE Ls +110
 ///   Rs −110; 7.1 L +30 R −30 C 0 LFE Ls +90 Rs −90 Lb +135 Rb −135; mono
@@ -71,7 +71,7 @@ public struct BinauralType: NodeType {
     public let descriptor = NodeDescriptor(
         typeID: "binaural", role: .processor,
         summary: "Renders a speaker layout (mono, stereo, 5.1, 7.1, or discrete with positions) for headphones through the HRTFs of a SOFA file (libmysofa); output: 2 channels tagged binaural. "
-            + "HRTFs: sofa, by default Debian's /usr/share/libmysofa/default.sofa (MIT KEMAR); libmysofa resamples a set measured at another rate than the graph's. "
+            + "HRTFs: sofa, by default Debian's /usr/share/libmysofa/default.sofa (MIT KEMAR); libmysofa resamples a set measured at another rate than the graph's (mysofa_resample). "
             + "Directions: ITU-R BS.2051, azimuth counter-clockwise (positive left): stereo L +30 R -30; 5.1 L +30 R -30 C 0 Ls +110 Rs -110; 7.1 L +30 R -30 C 0 Ls +90 Rs -90 Lb +135 Rb -135; mono 0; elevation 0; positions overrides. The nearest measurement is used exactly, or libmysofa's interpolation (interpolate); Data.Delay in whole samples. "
             + "Normalisation: one gain for the whole set such that the measurement nearest the front (0°, 0°) has unit energy averaged over both ears, g = 1/sqrt((E_L + E_R)/2). "
             + "LFE: bypasses the HRTFs, added to both ears at lfe dB (default 0 dB: a front channel's level, and ffmpeg sofalizer's lfegain default). "

@@ -5,29 +5,42 @@ import CMySOFA
 import Glibc
 #endif
 
-/// One SOFA HRTF set (AES69 SimpleFreeFieldHRIR) opened by libmysofa at one
-/// sample rate, with the `binaural` node's normalisation.
+/// One SOFA HRTF set (AES69 SimpleFreeFieldHRIR) read by libmysofa, used
+/// at one sample rate, with the `binaural` node's normalisation.
 ///
-/// Opened with libmysofa's "easy" API, `mysofa_open_advanced(path, rate, …,
-/// norm: false, …)`: libmysofa checks the file, resamples every impulse
-/// response to `sampleRate` when the set was measured at another rate
-/// (its Speex resampler, quality 10; `Data.Delay` scaled with it) and
-/// builds its nearest-neighbour lookup. libmysofa's own loudness
-/// normalisation is not used; `gain` is this type's (see `gain`).
+/// Opened as libmysofa's "easy" API opens a set, minus its loudness
+/// normalisation and its resampling of the whole set: `mysofa_load`,
+/// `mysofa_check`, `mysofa_tocartesian`, `mysofa_lookup_init` and
+/// `mysofa_neighborhood_init_withstepdefine` (0.5°, 0.01 m, libmysofa's
+/// defaults). A direction's responses come from `mysofa_lookup`,
+/// `mysofa_neighborhood` and `mysofa_interpolate`, as
+/// `mysofa_getfilter_float` (interpolated) and
+/// `mysofa_getfilter_float_nointerp` (the nearest measurement's data
+/// exactly) do.
+///
+/// When `sampleRate` differs from the set's own, the responses taken are
+/// resampled by libmysofa's `mysofa_resample` (its Speex resampler,
+/// quality 10, `Data.Delay` scaled by the same factor), one response pair
+/// at a time as they are needed, each exactly as `mysofa_open` at that
+/// rate would have resampled it; the nearest measurements' are kept.
+/// (Resampling the whole set when it opens, as `mysofa_open` does, takes
+/// half a second for MIT KEMAR at 48 kHz; a renderer uses a few responses.)
 ///
 /// Directions are SOFA's: azimuth in degrees counter-clockwise from the
 /// front (positive to the left), elevation in degrees up from the
 /// horizontal plane. A direction is looked up at the set's largest
 /// measured distance.
 ///
-/// Threading: [any thread]. The filter queries share libmysofa's scratch
-/// buffer (`MYSOFA_EASY.fir`), so they take a lock: call them from the
-/// main or a worker thread, never the audio thread.
+/// Threading: [any thread]. The queries share scratch memory and the
+/// cache, so they take a lock: call them from the main or a worker thread,
+/// never the audio thread.
 public final class HRTFSet: @unchecked Sendable {
     /// The file, as opened (absolute).
     public let path: String
-    /// The rate the impulse responses are at (the graph's).
+    /// The rate the responses are given at (the graph's).
     public let sampleRate: Double
+    /// The rate the set was measured at (`Data.SamplingRate`).
+    public let fileSampleRate: Double
     /// Samples per impulse response, at `sampleRate`.
     public let filterLength: Int
     /// Measurements in the set.
@@ -38,19 +51,27 @@ public final class HRTFSet: @unchecked Sendable {
     /// The one gain applied to every impulse response of the set:
     /// g = 1 / √((E_L + E_R) / 2), where E_L and E_R are the energies (sums
     /// of squared samples) of the left and right impulse responses of the
-    /// measurement nearest to the front (azimuth 0°, elevation 0°), as
-    /// opened at `sampleRate`. A source in front thus reaches each ear
-    /// with unit energy gain, on average over the two ears.
+    /// measurement nearest to the front (azimuth 0°, elevation 0°), at
+    /// `sampleRate`. A source in front thus reaches each ear with unit
+    /// energy gain, on average over the two ears.
     public let gain: Float
     /// The measurement `gain` was taken from.
     public let frontMeasurement: Int
 
-    private let easy: UnsafeMutablePointer<MYSOFA_EASY>
-    private let lock = Locked<Void>(())
+    private let hrtf: UnsafeMutablePointer<MYSOFA_HRTF>
+    private let lookup: UnsafeMutablePointer<MYSOFA_LOOKUP>
+    private let neighborhood: UnsafeMutablePointer<MYSOFA_NEIGHBORHOOD>
+    /// libmysofa's interpolation output, 2 × the file's length.
+    private let scratch: UnsafeMutablePointer<Float>
+    /// Samples per response in the file.
+    private let fileLength: Int
     /// The distance directions are looked up at.
     private let radius: Float
+    /// Per measurement taken nearest: its two responses at `sampleRate`
+    /// (left then right, unscaled). Behind `lock`.
+    private let lock = Locked<[Int: [Float]]>([:])
 
-    /// Opens `path` at `sampleRate`. [main-thread or worker-thread]
+    /// Opens `path` for use at `sampleRate`. [main-thread or worker-thread]
     /// - Throws: `HRTFSetError` with libmysofa's reason.
     init(path: String, sampleRate: Double) throws(HRTFSetError) {
         self.path = path
@@ -60,77 +81,167 @@ public final class HRTFSet: @unchecked Sendable {
             throw HRTFSetError(path: path, reason: "libmysofa resamples HRTFs to rates of 8000 Hz or more; the graph runs at \(Int(sampleRate)) Hz")
         }
         var err: Int32 = 0
-        var length: Int32 = 0
-        guard let opened = mysofa_open_advanced(path, Float(sampleRate), &length, &err, false, 0.5, 0.01) else {
+        guard let loaded = mysofa_load(path, &err) else {
             throw HRTFSetError(path: path, reason: "libmysofa: " + Self.describe(err))
         }
-        easy = opened
-        guard let hrtf = opened.pointee.hrtf, opened.pointee.lookup != nil, opened.pointee.neighborhood != nil,
-              hrtf.pointee.R == 2, length > 0 else {
-            mysofa_close(opened)
-            throw HRTFSetError(path: path, reason: "libmysofa opened it, but it is not a set of two-ear impulse responses (SimpleFreeFieldHRIR)")
+        err = mysofa_check(loaded)
+        guard err == 0 else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa: " + Self.describe(err))
         }
-        filterLength = Int(length)
-        measurements = Int(hrtf.pointee.M)
-        radius = opened.pointee.lookup.pointee.radius_max
+        let h = loaded.pointee
+        guard h.R == 2, h.N > 0, h.M > 0, h.C == 3, h.DataSamplingRate.elements == 1, let rate = h.DataSamplingRate.values,
+              h.DataIR.elements == h.R * h.M * h.N, h.DataIR.values != nil else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa read it, but it is not one set of two-ear impulse responses at one rate (SimpleFreeFieldHRIR)")
+        }
+        mysofa_tocartesian(loaded)
+        guard loaded.pointee.SourcePosition.elements == h.C * h.M, let look = mysofa_lookup_init(loaded) else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa: its source positions cannot be searched (MYSOFA_INVALID_FORMAT)")
+        }
+        guard let near = mysofa_neighborhood_init_withstepdefine(loaded, look, 0.5, 0.01) else {
+            mysofa_lookup_free(look)
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa: cannot find the measurements' neighbours (MYSOFA_NO_MEMORY)")
+        }
+        hrtf = loaded
+        lookup = look
+        neighborhood = near
+        fileSampleRate = Double(rate[0])
+        fileLength = Int(h.N)
+        measurements = Int(h.M)
+        radius = look.pointee.radius_max
+        scratch = .allocate(capacity: 2 * fileLength)
+        scratch.initialize(repeating: 0, count: 2 * fileLength)
+        // The front measurement, at the graph's rate: the normalisation and
+        // the responses' length there.
+        var c: [Float] = [0, 0, radius]
+        mysofa_s2c(&c)
+        let front = Int(mysofa_lookup(look, &c))
+        frontMeasurement = front
         var maxDelay = 0
-        let delays = hrtf.pointee.DataDelay
-        if let values = delays.values {
-            for i in 0..<Int(delays.elements) where values[i].isFinite {
-                maxDelay = max(maxDelay, Int(values[i].rounded()))
+        let factor = Float(sampleRate) / rate[0]
+        if let values = h.DataDelay.values {
+            for i in 0..<Int(h.DataDelay.elements) where values[i].isFinite {
+                maxDelay = max(maxDelay, Int((values[i] * factor).rounded()))
             }
         }
         maximumDelay = min(maxDelay, 1 << 16)
-        // The normalisation: the measurement nearest the front.
-        var energy = 0.0
-        var c: [Float] = [0, 0, radius]
-        mysofa_s2c(&c)
-        let front = Int(mysofa_lookup(opened.pointee.lookup, &c))
-        if front >= 0, front < measurements, let ir = hrtf.pointee.DataIR.values {
-            let base = ir + front * 2 * filterLength
-            for i in 0..<(2 * filterLength) { energy += Double(base[i]) * Double(base[i]) }
+        guard front >= 0, front < measurements,
+              let frontResponses = Self.resample(h.DataIR.values + front * 2 * fileLength, length: fileLength,
+                                                 from: rate[0], to: Float(sampleRate)) else {
+            mysofa_neighborhood_free(near)
+            mysofa_lookup_free(look)
+            mysofa_free(loaded)
+            scratch.deallocate()
+            throw HRTFSetError(path: path, reason: "libmysofa could not resample it from \(rate[0]) Hz to \(Int(sampleRate)) Hz")
         }
-        frontMeasurement = front
+        filterLength = frontResponses.count / 2
+        let energy = frontResponses.reduce(0.0) { $0 + Double($1) * Double($1) }
         guard energy > 0, energy.isFinite else {
-            mysofa_close(opened)
+            mysofa_neighborhood_free(near)
+            mysofa_lookup_free(look)
+            mysofa_free(loaded)
+            scratch.deallocate()
             throw HRTFSetError(path: path, reason: "the impulse responses nearest the front (measurement \(front)) are silent; the set cannot be normalised")
         }
         gain = Float(1 / (energy / 2).squareRoot())
+        lock.withLock { $0[front] = frontResponses }
     }
 
-    deinit { mysofa_close(easy) }
+    deinit {
+        mysofa_neighborhood_free(neighborhood)
+        mysofa_lookup_free(lookup)
+        mysofa_free(hrtf)
+        scratch.deallocate()
+    }
+
+    /// A response pair (left then right, `length` samples each) at `to` Hz,
+    /// by libmysofa's `mysofa_resample` on a set of this one measurement:
+    /// the same resampler and procedure as for a whole set. nil when
+    /// libmysofa refuses. [any thread but the audio thread]
+    static func resample(_ pair: UnsafePointer<Float>, length: Int, from: Float, to: Float) -> [Float]? {
+        if from == to { return Array(UnsafeBufferPointer(start: pair, count: 2 * length)) }
+        // mysofa_resample frees DataIR.values and puts a malloc'd array in
+        // its place: hand it malloc'd memory and free what it returns.
+        guard let raw = malloc(2 * length * MemoryLayout<Float>.size) else { return nil }
+        let ir = raw.bindMemory(to: Float.self, capacity: 2 * length)
+        ir.update(from: pair, count: 2 * length)
+        var rate = from
+        return withUnsafeMutablePointer(to: &rate) { ratePointer -> [Float]? in
+            var one = MYSOFA_HRTF()
+            one.I = 1
+            one.C = 3
+            one.R = 2
+            one.E = 1
+            one.N = UInt32(length)
+            one.M = 1
+            one.DataSamplingRate.values = ratePointer
+            one.DataSamplingRate.elements = 1
+            one.DataIR.values = ir
+            one.DataIR.elements = UInt32(2 * length)
+            let rc = mysofa_resample(&one, to)
+            defer { free(one.DataIR.values) }
+            guard rc == 0, let out = one.DataIR.values, one.N > 0, one.DataIR.elements == 2 * one.N else { return nil }
+            return Array(UnsafeBufferPointer(start: out, count: 2 * Int(one.N)))
+        }
+    }
 
     /// The impulse responses for the direction (`azimuth`, `elevation`) in
     /// degrees, SOFA's convention, at `sampleRate`, each scaled by `gain`:
     /// the nearest measurement's (`interpolate` false: its data exactly,
-    /// libmysofa's `mysofa_getfilter_float_nointerp`), or libmysofa's
-    /// interpolation between the nearest measurement and its neighbours
-    /// (`mysofa_getfilter_float`). `left` and `right` hold `filterLength`
-    /// samples. Returns the delays (`Data.Delay`) rounded to whole samples
-    /// (negative ones as 0) and, for the nearest, its index.
+    /// as `mysofa_getfilter_float_nointerp`), or libmysofa's interpolation
+    /// between the nearest measurement and its neighbours (as
+    /// `mysofa_getfilter_float`). `left` and `right` hold `filterLength`
+    /// samples. Returns the delays (`Data.Delay`, at `sampleRate`) rounded
+    /// to whole samples (negative ones as 0) and the nearest measurement.
     /// [main-thread or worker-thread; takes a lock]
     public func filter(azimuth: Double, elevation: Double, interpolate: Bool,
                        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> (left: Int, right: Int, measurement: Int) {
         var c: [Float] = [Float(azimuth), Float(elevation), radius]
         mysofa_s2c(&c)
-        var dl: Float = 0, dr: Float = 0
-        var nearest: Int32 = -1
-        lock.withLock { _ in
+        var delays: [Float] = [0, 0]
+        var nearest = -1
+        let n = filterLength
+        lock.withLock { cache in
             var q = c
-            nearest = mysofa_lookup(easy.pointee.lookup, &q)
-            if interpolate {
-                mysofa_getfilter_float(easy, c[0], c[1], c[2], left, right, &dl, &dr)
+            nearest = Int(mysofa_lookup(lookup, &q))
+            guard nearest >= 0, nearest < measurements, let neighbours = mysofa_neighborhood(neighborhood, Int32(nearest)) else {
+                Kernels.fill(left, count: n, value: 0)
+                Kernels.fill(right, count: n, value: 0)
+                return
+            }
+            if !interpolate {
+                // As mysofa_getfilter_float_nointerp: at the nearest
+                // measurement's own position, libmysofa returns its data.
+                for k in 0..<3 { c[k] = hrtf.pointee.SourcePosition.values[nearest * 3 + k] }
+            }
+            guard let response = mysofa_interpolate(hrtf, &c, Int32(nearest), neighbours, scratch, &delays) else { return }
+            let resampled: [Float]?
+            if !interpolate, let kept = cache[nearest] {
+                resampled = kept
             } else {
-                mysofa_getfilter_float_nointerp(easy, c[0], c[1], c[2], left, right, &dl, &dr)
+                resampled = Self.resample(response, length: fileLength, from: Float(fileSampleRate), to: Float(sampleRate))
+                if !interpolate { cache[nearest] = resampled }
+            }
+            resampled.map { r in
+                r.withUnsafeBufferPointer { b in
+                    guard let base = b.baseAddress, b.count == 2 * n else { return }
+                    Kernels.copy(base, to: left, count: n)
+                    Kernels.copy(base + n, to: right, count: n)
+                }
+            }
+            if resampled?.count != 2 * n {
+                Kernels.fill(left, count: n, value: 0)
+                Kernels.fill(right, count: n, value: 0)
             }
         }
-        let g = gain
-        for i in 0..<filterLength {
-            left[i] *= g
-            right[i] *= g
-        }
-        func whole(_ d: Float) -> Int { d.isFinite && d > 0 ? min(Int(d.rounded()), maximumDelay) : 0 }
-        return (whole(dl), whole(dr), Int(nearest))
+        Kernels.scale(left, count: n, gain: gain)
+        Kernels.scale(right, count: n, gain: gain)
+        let factor = Float(sampleRate) / Float(fileSampleRate)
+        func whole(_ d: Float) -> Int { (d * factor).isFinite && d > 0 ? min(Int((d * factor).rounded()), maximumDelay) : 0 }
+        return (whole(delays[0]), whole(delays[1]), nearest)
     }
 
     /// libmysofa's error code in words.
