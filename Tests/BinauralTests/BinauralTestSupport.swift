@@ -36,7 +36,8 @@ struct SignalType: NodeType {
         NodeDescriptor(typeID: "signal", role: .source, summary: "Plays channels from memory (tests only).", inputs: .none,
                        parameters: [.init("store", .string, default: .string("main"), "Name of the store."),
                                     .init("layout", .choice(ChannelLayout.allCases.map(\.rawValue)), default: .string("discrete"),
-                                          "Layout tag.")],
+                                          "Layout tag."),
+                                    .init("codec", .string, optional: true, "Claim to emit compressed frames of this codec (validation only).")],
                        origin: "BinauralTests")
     }
 
@@ -46,6 +47,7 @@ struct SignalType: NodeType {
             return nil
         }
         let layout = ChannelLayout(rawValue: c.parameters.string("layout") ?? "") ?? .discrete
+        if let codec = c.parameters.string("codec") { return .frames(codec: codec, sampleRate: c.sampleRate, channels: store.channels.count, layout: layout) }
         return StreamFormat(channels: store.channels.count, sampleRate: c.sampleRate, layout: layout)
     }
 

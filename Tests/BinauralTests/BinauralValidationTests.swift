@@ -37,6 +37,7 @@ final class BinauralValidationTests: XCTestCase {
     }
 
     func testAValidGraphGivesTwoBinauralChannels() throws {
+        for type in BinauralNodes.all { XCTAssertNotNil(NodeRegistry.builtIn[type.descriptor.typeID], "built in") }
         let g = try BinauralGraph.validate(BinauralGraph.json(layout: "7.1"), input: Array(repeating: [0], count: 8)).get()
         XCTAssertEqual(g.node("bin")?.outputFormat, StreamFormat(channels: 2, sampleRate: 44100, layout: .binaural))
         XCTAssertEqual(g.node("bin")?.descriptor.virtualizes, true)
@@ -88,6 +89,16 @@ final class BinauralValidationTests: XCTestCase {
              "links": [{"from": "src", "to": "bin"}, {"from": "bin", "to": "cap"}]}
             """
         assertError(json, channels: 2, pointer: "/links/0", contains: ["binaural audio", "virtualize", "twice"])
+    }
+
+    func testCompressedInputIsRefused() {
+        let json = """
+            {"format": "agraph/1", "sampleRate": 44100,
+             "nodes": [{"id": "src", "type": "signal", "params": {"layout": "5.1", "codec": "ac4-sync"}},
+                       {"id": "bin", "type": "binaural"}, {"id": "cap", "type": "capture"}],
+             "links": [{"from": "src", "to": "bin"}, {"from": "bin", "to": "cap"}]}
+            """
+        assertError(json, pointer: "/links/0", contains: ["compressed ac4-sync frames", "takes PCM audio"])
     }
 
     func testDiscreteInputNeedsPositions() {
