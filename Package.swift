@@ -26,6 +26,9 @@
 //   AudioGraphProcessing  processing nodes: resample (libsoxr), channel-map, downmix/upmix,
 //                      delay, filter, limiter, meter, loudness (libebur128)
 //   CSoxr, CEBUR128    libsoxr and libebur128 (pkg-config)
+//   AudioGraphBinaural the `binaural` renderer: HRTFs from a SOFA file (libmysofa), uniformly
+//                      partitioned FFT convolution (av_tx), head rotation crossfaded off a worker
+//   CMySOFA, CAVUtil   libmysofa and libavutil alone (pkg-config)
 //   AC4                the AC-4 sync-frame reader, TOC, index, writer (no audio)
 //   CFraming           C: CRC-16/0x8005, the AC-4 TOC's first fields and sequence counter,
 //                      shared by AC4, the FLAC repair, the DAA plugin and its test double
@@ -111,6 +114,19 @@ let package = Package(
             pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]
         ),
+        .systemLibrary(
+            name: "CMySOFA",
+            path: "Sources/CMySOFA",
+            pkgConfig: "libmysofa",
+            providers: [.apt(["libmysofa-dev"])]
+        ),
+        // libavutil alone (av_tx, the FFT of the `binaural` node).
+        .systemLibrary(
+            name: "CAVUtil",
+            path: "Sources/CAVUtil",
+            pkgConfig: "libavutil",
+            providers: [.apt(["libavutil-dev"])]
+        ),
         // FFmpeg: libavformat (the `media` source's demuxer), libavcodec and
         // libswresample (the `ffmpeg` decoder plugin), libavutil.
         .systemLibrary(
@@ -123,6 +139,11 @@ let package = Package(
             name: "AudioGraphProcessing",
             dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CSoxr", "CEBUR128"],
             path: "Sources/AudioGraphProcessing"
+        ),
+        .target(
+            name: "AudioGraphBinaural",
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CMySOFA", "CAVUtil"],
+            path: "Sources/AudioGraphBinaural"
         ),
         .target(name: "AudioGraphCore", path: "Sources/AudioGraphCore"),
         .target(
@@ -162,7 +183,7 @@ let package = Package(
         .target(
             name: "AudioGraph",
             dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile",
-                           "AudioGraphMedia", "AudioGraphPlaylist", "AC4"],
+                           "AudioGraphMedia", "AudioGraphPlaylist", "AudioGraphBinaural", "AC4"],
             path: "Sources/AudioGraph"
         ),
         .target(
@@ -320,6 +341,11 @@ let package = Package(
             name: "ProcessingTests",
             dependencies: ["AudioGraph", "AudioGraphProcessing", "AudioGraphSndFile", "TestSupport", "CSndFile"],
             path: "Tests/ProcessingTests"
+        ),
+        .testTarget(
+            name: "BinauralTests",
+            dependencies: ["AudioGraph", "AudioGraphBinaural", "TestSupport", "CMySOFA", "CSndFile"],
+            path: "Tests/BinauralTests"
         ),
     ]
 )

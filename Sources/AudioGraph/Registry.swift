@@ -2,6 +2,7 @@
 @_exported import GraphFile
 import AudioGraphNodes
 import AudioGraphProcessing
+import AudioGraphBinaural
 import AudioGraphSndFile
 import AudioGraphMedia
 @_exported import AudioGraphPlaylist
@@ -13,6 +14,6 @@ extension NodeRegistry {
             TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(),
             GainType(), MixerType(), SplitType(), FormatTagType(),
             FileSinkType(), NullType(), PlaylistType(),
-        ] + ProcessingNodes.all)
+        ] + ProcessingNodes.all + BinauralNodes.all)
     }
 }

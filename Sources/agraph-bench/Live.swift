@@ -361,11 +361,13 @@ let chainStages = ["resample", "downmix", "limiter", "meter"]
 /// Mean ns of `engine.render(frames: block)` for a graph, offline, hot
 /// caches, best of 5 × 2000 blocks (fed sources are serviced by their
 /// worker thread between blocks, not timed here).
-func offlineRenderNanos(json: String, directory: String, block: Int, maxFrames: Int) -> Double? {
+/// `live`: compiled as for JACK (nodes that differ live, such as
+/// `binaural`'s partition, take their live settings).
+func offlineRenderNanos(json: String, directory: String, block: Int, maxFrames: Int, live: Bool = false) -> Double? {
     let binder = JACKPortBinder()
     guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
         .validate(bytes: Array(json.utf8), file: "live.json", directory: directory),
-        let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames) else { return nil }
+        let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames, live: live) else { return nil }
     let engine = compiled.engine
     engine.worker.start()
     defer {

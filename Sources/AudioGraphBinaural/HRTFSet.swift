@@ -1,0 +1,377 @@
+import AudioGraphCore
+import AudioGraphNodeAPI
+import CMySOFA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One SOFA HRTF set (AES69 SimpleFreeFieldHRIR) read by libmysofa, used
+/// at one sample rate, with the `binaural` node's normalisation.
+///
+/// Opened as libmysofa's "easy" API opens a set, minus its loudness
+/// normalisation and its resampling of the whole set: `mysofa_load`,
+/// `mysofa_check`, `mysofa_tocartesian`, `mysofa_lookup_init` and
+/// `mysofa_neighborhood_init_withstepdefine` (0.5°, 0.01 m, libmysofa's
+/// defaults). A direction's responses come from `mysofa_lookup`,
+/// `mysofa_neighborhood` and `mysofa_interpolate`, as
+/// `mysofa_getfilter_float` (interpolated) and
+/// `mysofa_getfilter_float_nointerp` (the nearest measurement's data
+/// exactly) do.
+///
+/// When `sampleRate` differs from the set's own, the responses taken are
+/// resampled by libmysofa's `mysofa_resample` (its Speex resampler,
+/// quality 10, `Data.Delay` scaled by the same factor), one response pair
+/// at a time as they are needed, each exactly as `mysofa_open` at that
+/// rate would have resampled it; the nearest measurements' are kept.
+/// (Resampling the whole set when it opens, as `mysofa_open` does, takes
+/// half a second for MIT KEMAR at 48 kHz; a renderer uses a few responses.)
+///
+/// Directions are SOFA's: azimuth in degrees counter-clockwise from the
+/// front (positive to the left), elevation in degrees up from the
+/// horizontal plane. A direction is looked up at the set's largest
+/// measured distance.
+///
+/// Threading: [any thread]. The queries share scratch memory and the
+/// cache, so they take a lock: call them from the main or a worker thread,
+/// never the audio thread.
+public final class HRTFSet: @unchecked Sendable {
+    /// The file, as opened (absolute).
+    public let path: String
+    /// The rate the responses are given at (the graph's).
+    public let sampleRate: Double
+    /// The rate the set was measured at (`Data.SamplingRate`).
+    public let fileSampleRate: Double
+    /// Samples per impulse response, at `sampleRate`.
+    public let filterLength: Int
+    /// Measurements in the set.
+    public let measurements: Int
+    /// The largest `Data.Delay` of the set, in whole samples at
+    /// `sampleRate` (0 for sets without delays, such as MIT KEMAR).
+    public let maximumDelay: Int
+    /// The one gain applied to every impulse response of the set:
+    /// g = 1 / √((E_L + E_R) / 2), where E_L and E_R are the energies (sums
+    /// of squared samples) of the left and right impulse responses of the
+    /// measurement nearest to the front (azimuth 0°, elevation 0°), at
+    /// `sampleRate`. A source in front thus reaches each ear with unit
+    /// energy gain, on average over the two ears.
+    public let gain: Float
+    /// The measurement `gain` was taken from.
+    public let frontMeasurement: Int
+
+    private let hrtf: UnsafeMutablePointer<MYSOFA_HRTF>
+    private let lookup: UnsafeMutablePointer<MYSOFA_LOOKUP>
+    private let neighborhood: UnsafeMutablePointer<MYSOFA_NEIGHBORHOOD>
+    /// libmysofa's interpolation output, 2 × the file's length.
+    private let scratch: UnsafeMutablePointer<Float>
+    /// Samples per response in the file.
+    private let fileLength: Int
+    /// The distance directions are looked up at.
+    private let radius: Float
+    /// Per measurement taken nearest: its two responses at `sampleRate`
+    /// (left then right, unscaled). Behind `lock`.
+    private let lock = Locked<[Int: [Float]]>([:])
+
+    /// Opens `path` for use at `sampleRate`. [main-thread or worker-thread]
+    /// - Throws: `HRTFSetError` with libmysofa's reason.
+    init(path: String, sampleRate: Double) throws(HRTFSetError) {
+        self.path = path
+        self.sampleRate = sampleRate
+        if let problem = FileChecks.readableFileProblem(path) { throw HRTFSetError(path: path, reason: problem) }
+        guard sampleRate >= 8000 else {
+            throw HRTFSetError(path: path, reason: "libmysofa resamples HRTFs to rates of 8000 Hz or more; the graph runs at \(Int(sampleRate)) Hz")
+        }
+        var err: Int32 = 0
+        guard let loaded = mysofa_load(path, &err) else {
+            throw HRTFSetError(path: path, reason: "libmysofa: " + Self.describe(err))
+        }
+        err = mysofa_check(loaded)
+        guard err == 0 else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa: " + Self.describe(err))
+        }
+        let h = loaded.pointee
+        guard h.R == 2, h.N > 0, h.M > 0, h.C == 3, h.DataSamplingRate.elements == 1, let rate = h.DataSamplingRate.values,
+              h.DataIR.elements == h.R * h.M * h.N, h.DataIR.values != nil else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa read it, but it is not one set of two-ear impulse responses at one rate (SimpleFreeFieldHRIR)")
+        }
+        mysofa_tocartesian(loaded)
+        guard loaded.pointee.SourcePosition.elements == h.C * h.M, let look = mysofa_lookup_init(loaded) else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa: its source positions cannot be searched (MYSOFA_INVALID_FORMAT)")
+        }
+        guard let near = mysofa_neighborhood_init_withstepdefine(loaded, look, 0.5, 0.01) else {
+            mysofa_lookup_free(look)
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: "libmysofa: cannot find the measurements' neighbours (MYSOFA_NO_MEMORY)")
+        }
+        hrtf = loaded
+        lookup = look
+        neighborhood = near
+        fileSampleRate = Double(rate[0])
+        fileLength = Int(h.N)
+        measurements = Int(h.M)
+        radius = look.pointee.radius_max
+        scratch = .allocate(capacity: 2 * fileLength)
+        scratch.initialize(repeating: 0, count: 2 * fileLength)
+        // The front measurement, at the graph's rate: the normalisation and
+        // the responses' length there.
+        var c: [Float] = [0, 0, radius]
+        mysofa_s2c(&c)
+        let front = Int(mysofa_lookup(look, &c))
+        frontMeasurement = front
+        var maxDelay = 0
+        let factor = Float(sampleRate) / rate[0]
+        if let values = h.DataDelay.values {
+            for i in 0..<Int(h.DataDelay.elements) where values[i].isFinite {
+                maxDelay = max(maxDelay, Int((values[i] * factor).rounded()))
+            }
+        }
+        maximumDelay = min(maxDelay, 1 << 16)
+        guard front >= 0, front < measurements,
+              let frontResponses = Self.resample(h.DataIR.values + front * 2 * fileLength, length: fileLength,
+                                                 from: rate[0], to: Float(sampleRate)) else {
+            mysofa_neighborhood_free(near)
+            mysofa_lookup_free(look)
+            mysofa_free(loaded)
+            scratch.deallocate()
+            throw HRTFSetError(path: path, reason: "libmysofa could not resample it from \(rate[0]) Hz to \(Int(sampleRate)) Hz")
+        }
+        filterLength = frontResponses.count / 2
+        let energy = frontResponses.reduce(0.0) { $0 + Double($1) * Double($1) }
+        guard energy > 0, energy.isFinite else {
+            mysofa_neighborhood_free(near)
+            mysofa_lookup_free(look)
+            mysofa_free(loaded)
+            scratch.deallocate()
+            throw HRTFSetError(path: path, reason: "the impulse responses nearest the front (measurement \(front)) are silent; the set cannot be normalised")
+        }
+        gain = Float(1 / (energy / 2).squareRoot())
+        lock.withLock { $0[front] = frontResponses }
+    }
+
+    deinit {
+        mysofa_neighborhood_free(neighborhood)
+        mysofa_lookup_free(lookup)
+        mysofa_free(hrtf)
+        scratch.deallocate()
+    }
+
+    /// A response pair (left then right, `length` samples each) at `to` Hz,
+    /// by libmysofa's `mysofa_resample` on a set of this one measurement:
+    /// the same resampler and procedure as for a whole set. nil when
+    /// libmysofa refuses. [any thread but the audio thread]
+    static func resample(_ pair: UnsafePointer<Float>, length: Int, from: Float, to: Float) -> [Float]? {
+        if from == to { return Array(UnsafeBufferPointer(start: pair, count: 2 * length)) }
+        // mysofa_resample frees DataIR.values and puts a malloc'd array in
+        // its place: hand it malloc'd memory and free what it returns.
+        guard let raw = malloc(2 * length * MemoryLayout<Float>.size) else { return nil }
+        let ir = raw.bindMemory(to: Float.self, capacity: 2 * length)
+        ir.update(from: pair, count: 2 * length)
+        var rate = from
+        return withUnsafeMutablePointer(to: &rate) { ratePointer -> [Float]? in
+            var one = MYSOFA_HRTF()
+            one.I = 1
+            one.C = 3
+            one.R = 2
+            one.E = 1
+            one.N = UInt32(length)
+            one.M = 1
+            one.DataSamplingRate.values = ratePointer
+            one.DataSamplingRate.elements = 1
+            one.DataIR.values = ir
+            one.DataIR.elements = UInt32(2 * length)
+            let rc = mysofa_resample(&one, to)
+            defer { free(one.DataIR.values) }
+            guard rc == 0, let out = one.DataIR.values, one.N > 0, one.DataIR.elements == 2 * one.N else { return nil }
+            return Array(UnsafeBufferPointer(start: out, count: 2 * Int(one.N)))
+        }
+    }
+
+    /// The impulse responses for the direction (`azimuth`, `elevation`) in
+    /// degrees, SOFA's convention, at `sampleRate`, each scaled by `gain`:
+    /// the nearest measurement's (`interpolate` false: its data exactly,
+    /// as `mysofa_getfilter_float_nointerp`), or libmysofa's interpolation
+    /// between the nearest measurement and its neighbours (as
+    /// `mysofa_getfilter_float`). `left` and `right` hold `filterLength`
+    /// samples. Returns the delays (`Data.Delay`, at `sampleRate`) rounded
+    /// to whole samples (negative ones as 0) and the nearest measurement.
+    /// [main-thread or worker-thread; takes a lock]
+    public func filter(azimuth: Double, elevation: Double, interpolate: Bool,
+                       left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> (left: Int, right: Int, measurement: Int) {
+        var c: [Float] = [Float(azimuth), Float(elevation), radius]
+        mysofa_s2c(&c)
+        var delays: [Float] = [0, 0]
+        var nearest = -1
+        let n = filterLength
+        lock.withLock { cache in
+            var q = c
+            nearest = Int(mysofa_lookup(lookup, &q))
+            guard nearest >= 0, nearest < measurements, let neighbours = mysofa_neighborhood(neighborhood, Int32(nearest)) else {
+                Kernels.fill(left, count: n, value: 0)
+                Kernels.fill(right, count: n, value: 0)
+                return
+            }
+            if !interpolate {
+                // As mysofa_getfilter_float_nointerp: at the nearest
+                // measurement's own position, libmysofa returns its data.
+                for k in 0..<3 { c[k] = hrtf.pointee.SourcePosition.values[nearest * 3 + k] }
+            }
+            guard let response = mysofa_interpolate(hrtf, &c, Int32(nearest), neighbours, scratch, &delays) else { return }
+            let resampled: [Float]?
+            if !interpolate, let kept = cache[nearest] {
+                resampled = kept
+            } else {
+                resampled = Self.resample(response, length: fileLength, from: Float(fileSampleRate), to: Float(sampleRate))
+                if !interpolate { cache[nearest] = resampled }
+            }
+            resampled.map { r in
+                r.withUnsafeBufferPointer { b in
+                    guard let base = b.baseAddress, b.count == 2 * n else { return }
+                    Kernels.copy(base, to: left, count: n)
+                    Kernels.copy(base + n, to: right, count: n)
+                }
+            }
+            if resampled?.count != 2 * n {
+                Kernels.fill(left, count: n, value: 0)
+                Kernels.fill(right, count: n, value: 0)
+            }
+        }
+        Kernels.scale(left, count: n, gain: gain)
+        Kernels.scale(right, count: n, gain: gain)
+        let factor = Float(sampleRate) / Float(fileSampleRate)
+        func whole(_ d: Float) -> Int { (d * factor).isFinite && d > 0 ? min(Int((d * factor).rounded()), maximumDelay) : 0 }
+        return (whole(delays[0]), whole(delays[1]), nearest)
+    }
+
+    /// libmysofa's error code in words.
+    static func describe(_ err: Int32) -> String {
+        switch err {
+        case 10000: "not a SOFA file it can read (MYSOFA_INVALID_FORMAT)"
+        case 10001: "an unsupported SOFA format (MYSOFA_UNSUPPORTED_FORMAT)"
+        case 10002: "out of memory (MYSOFA_NO_MEMORY)"
+        case 10003: "read error (MYSOFA_READ_ERROR)"
+        case 10004: "invalid attributes; a SimpleFreeFieldHRIR set is needed (MYSOFA_INVALID_ATTRIBUTES)"
+        case 10005: "invalid dimensions (MYSOFA_INVALID_DIMENSIONS)"
+        case 10006: "invalid dimension list (MYSOFA_INVALID_DIMENSION_LIST)"
+        case 10007: "invalid coordinate type (MYSOFA_INVALID_COORDINATE_TYPE)"
+        case 10008: "only emitters with ECI are supported (MYSOFA_ONLY_EMITTER_WITH_ECI_SUPPORTED)"
+        case 10009: "only delays with IR or MR are supported (MYSOFA_ONLY_DELAYS_WITH_IR_OR_MR_SUPPORTED)"
+        case 10010: "only one sampling rate is supported (MYSOFA_ONLY_THE_SAME_SAMPLING_RATE_SUPPORTED)"
+        case 10011: "only receivers with RCI are supported (MYSOFA_RECEIVERS_WITH_RCI_SUPPORTED)"
+        case 10012: "only Cartesian receiver positions are supported (MYSOFA_RECEIVERS_WITH_CARTESIAN_SUPPORTED)"
+        case 10013: "invalid receiver positions (MYSOFA_INVALID_RECEIVER_POSITIONS)"
+        case 10014: "only sources with MC are supported (MYSOFA_ONLY_SOURCES_WITH_MC_SUPPORTED)"
+        case -1: "internal error (MYSOFA_INTERNAL_ERROR)"
+        case 1..<10000: String(cString: strerror(err)) + " (error \(err))"
+        default: "error \(err)"
+        }
+    }
+}
+
+/// Why a SOFA file could not be used.
+public struct HRTFSetError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// The process-wide cache of opened HRTF sets, one per file and rate: a
+/// graph validated, then compiled, and several `binaural` nodes on one set
+/// open it once. An entry is keyed by the file's identity and modification
+/// time too, so an edited file is opened again. Failures are not cached.
+/// [any thread but the audio thread; opening may take a lock and, the
+/// first time, half a second (resampling)]
+public enum HRTFSets {
+    struct Key: Hashable {
+        var path: String
+        var sampleRate: Double
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+        var modifiedNanos: Int64
+    }
+
+    private static let cache = Locked<[Key: HRTFSet]>([:])
+
+    /// The set at `path` (absolute) opened at `sampleRate`, from the cache
+    /// or opened now. [main-thread or worker-thread]
+    public static func open(path: String, sampleRate: Double) -> Result<HRTFSet, HRTFSetError> {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            return .failure(HRTFSetError(path: path, reason: FileChecks.readableFileProblem(path) ?? "cannot be read"))
+        }
+        let key = Key(path: path, sampleRate: sampleRate, device: UInt64(st.st_dev), inode: UInt64(st.st_ino),
+                      size: Int64(st.st_size), modified: Int64(st.st_mtim.tv_sec), modifiedNanos: Int64(st.st_mtim.tv_nsec))
+        return cache.withLock { sets in
+            if let set = sets[key] { return .success(set) }
+            let opened: HRTFSet
+            do throws(HRTFSetError) {
+                opened = try HRTFSet(path: path, sampleRate: sampleRate)
+            } catch {
+                return .failure(error)
+            }
+            // An older version of the same file at this rate is dropped.
+            for k in sets.keys where k.path == path && k.sampleRate == sampleRate { sets[k] = nil }
+            sets[key] = opened
+            return .success(opened)
+        }
+    }
+
+    /// Where the default set is looked for, in order: Debian's libmysofa1
+    /// package's `/usr/share/libmysofa/default.sofa`, then
+    /// `/usr/local/share/libmysofa/default.sofa` (libmysofa built from
+    /// source), then `libmysofa/default.sofa` under each folder of
+    /// `XDG_DATA_DIRS`. [any thread]
+    public static var defaultSearchPaths: [String] {
+        var folders = ["/usr/share", "/usr/local/share"]
+        if let xdg = getenv("XDG_DATA_DIRS") {
+            for f in String(cString: xdg).split(separator: ":") where f.hasPrefix("/") {
+                let folder = GraphPaths.resolve(String(f), against: "/")
+                if !folders.contains(folder) { folders.append(folder) }
+            }
+        }
+        return folders.map { $0 + "/libmysofa/default.sofa" }
+    }
+
+    /// The default path as the descriptor shows it.
+    public static let defaultPath = "/usr/share/libmysofa/default.sofa"
+
+    /// Opens the set a node's `sofa` parameter names: `written` (resolved
+    /// against `directory`) when the graph gives one, else the first of
+    /// `defaultSearchPaths` that opens. On failure the message names every
+    /// path tried and why each failed (libmysofa's words).
+    /// [main-thread or worker-thread]
+    public static func find(written: String?, directory: String, sampleRate: Double) -> Result<HRTFSet, HRTFSetSearchError> {
+        if let written { return search([GraphPaths.resolve(written, against: directory)], given: true, sampleRate: sampleRate) }
+        return search(defaultSearchPaths, given: false, sampleRate: sampleRate)
+    }
+
+    /// The first of `candidates` that opens; `given`: the graph named the
+    /// file (else they are the default's places). [main-thread or worker-thread]
+    static func search(_ candidates: [String], given: Bool, sampleRate: Double) -> Result<HRTFSet, HRTFSetSearchError> {
+        var problems: [String] = []
+        for path in candidates {
+            switch open(path: path, sampleRate: sampleRate) {
+            case .success(let set): return .success(set)
+            case .failure(let e): problems.append("\(path): \(e.reason)")
+            }
+        }
+        if given {
+            return .failure(HRTFSetSearchError(searched: candidates, message: "cannot use the SOFA file " + problems.joined(separator: "; ")))
+        }
+        return .failure(HRTFSetSearchError(searched: candidates, message: "no default HRTF set found; searched "
+            + problems.joined(separator: "; ")
+            + ". Install Debian's libmysofa1 (it ships /usr/share/libmysofa/default.sofa) or give \"sofa\": a SOFA file"))
+    }
+}
+
+/// No usable SOFA file where a node's `sofa` parameter looked.
+public struct HRTFSetSearchError: Error, Sendable, CustomStringConvertible {
+    /// Every path tried, in order.
+    public var searched: [String]
+    /// Each path and why it failed (libmysofa's words).
+    public var message: String
+    public var description: String { message }
+}
