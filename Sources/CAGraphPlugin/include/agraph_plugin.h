@@ -147,10 +147,11 @@
  *     "discrete"   any count, no spatial meaning (positions unknown)
  * A plugin names its outputs' tags (`output_layout`, `output_port_layout`)
  * and, since 1.4, reads its inputs' (`input_port_layouts`). A node type
- * flagged AGRAPH_NODE_VIRTUALIZES (1.4) never receives "binaural": the host
- * refuses such a link when it validates the graph, so nothing is
- * virtualized twice. Treat a tag you do not know (from a later host) as
- * "discrete".
+ * flagged AGRAPH_NODE_VIRTUALIZES (1.4) never receives "binaural" from a
+ * 1.4 host: it refuses such a link when it validates the graph, so nothing
+ * is virtualized twice (a host before 1.4 does not know the flag: a
+ * virtualizer that must never see "binaural" refuses it in `check` too).
+ * Treat a tag you do not know (from a later host) as "discrete".
  */
 #ifndef AGRAPH_PLUGIN_H
 #define AGRAPH_PLUGIN_H
