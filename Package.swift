@@ -43,6 +43,8 @@
 //   AGraphPluginKit    write plugins in Swift
 //   CAGraphAllocCount  C: per-thread allocation counting for `agraph check-plugin` and the tests
 //   ExamplePlugin, PCMFramesPlugin, DAAPlugin   the plugins shipped (Plugins/)
+//   CrossfeedPlugin    a renderer as a plugin: headphone crossfeed (ABI 1.4
+//                      input layout tags, a virtualizing node type)
 // Tools
 //   agraph             the command-line tool
 //   agraph-bench       benchmarks (run in release)
@@ -67,6 +69,8 @@ let package = Package(
         .library(name: "AGraphPluginKit", targets: ["AGraphPluginKit"]),
         // Node plugins: dynamic libraries loaded at run time.
         .library(name: "AGraphExamplePlugin", type: .dynamic, targets: ["ExamplePlugin"]),
+        // A renderer as a plugin: `com.example.crossfeed`, headphone crossfeed.
+        .library(name: "AGraphCrossfeedPlugin", type: .dynamic, targets: ["CrossfeedPlugin"]),
         // The Dolby DAA decoder node (loads a licensee's library at run time).
         .library(name: "AGraphDAAPlugin", type: .dynamic, targets: ["DAAPlugin"]),
         // A decoder plugin written on AGraphPluginKit (codec "pcm-frames").
@@ -219,6 +223,11 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .target(
+            name: "CrossfeedPlugin",
+            dependencies: ["AGraphPluginKit"],
+            path: "Plugins/CrossfeedPlugin"
+        ),
+        .target(
             name: "PCMFramesPlugin",
             dependencies: ["AGraphPluginKit"],
             path: "Plugins/PCMFramesPlugin"
@@ -319,7 +328,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PluginTests",
-            dependencies: ["AudioGraphPlugins", "AGraphPluginKit", "TestSupport"],
+            dependencies: ["AudioGraphPlugins", "AGraphPluginKit", "AudioGraphJACK", "TestSupport"],
             path: "Tests/PluginTests"
         ),
         .testTarget(

@@ -19,7 +19,7 @@
 // the library) and supplies the C function pointers (trampolines) that
 // forward each ABI call to the Swift instance.
 //
-// Parity with the header (ABI 1.2): node types (realtime and, through
+// Parity with the header (ABI 1.4): node types (realtime and, through
 // `PluginDecoder`, worker-domain decoders with AGRAPH_EXT_DECODER), live
 // number/boolean/choice parameters, `outputLayout` (ABI 1.1
 // output_layout), plugin-wide details (AGRAPH_EXT_PLUGIN_INFO) and
@@ -27,8 +27,11 @@
 // (`outputRouteChanged`), and the host extensions through `PluginHost`
 // (log, log_rt, output route, latency changed, thread check), and several
 // audio ports per node (ABI 1.2: `PluginNodeDescription(inputs:outputs:)`,
-// `PluginBlock.input(port:_:)` …, `outputLayout(_:port:)`). Not yet:
-// decoder `configure` (agraph does not call it).
+// `PluginBlock.input(port:_:)` …, `outputLayout(_:port:)`), the stream
+// decoder (ABI 1.3: `PluginStreamDecoder`), and renderers (ABI 1.4: the
+// inputs' layout tags in `PluginNodeSetup.inputPortLayouts`, and
+// `PluginNodeDescription.virtualizes`). Not yet: decoder `configure`
+// (agraph does not call it).
 @_exported import CAGraphPlugin
 import Synchronization
 
@@ -128,6 +131,10 @@ public struct PluginNodeDescription: Sendable {
     public var parameters: [PluginParameter]
     /// A source that never ends.
     public var endless: Bool
+    /// The node virtualizes: it renders for headphones (ABI 1.4
+    /// AGRAPH_NODE_VIRTUALIZES), so the host refuses binaural-tagged input
+    /// to it. Name its output "binaural" in `outputLayout`.
+    public var virtualizes: Bool
 
     /// The first input port, if any.
     public var input: PluginPort? { inputs.first }
@@ -136,21 +143,23 @@ public struct PluginNodeDescription: Sendable {
 
     /// A node with at most one input and one output.
     public init(typeID: String, summary: String, input: PluginPort?, output: PluginPort?,
-                parameters: [PluginParameter], endless: Bool = false) {
+                parameters: [PluginParameter], endless: Bool = false, virtualizes: Bool = false) {
         self.init(typeID: typeID, summary: summary, inputs: input.map { [$0] } ?? [],
-                  outputs: output.map { [$0] } ?? [], parameters: parameters, endless: endless)
+                  outputs: output.map { [$0] } ?? [], parameters: parameters, endless: endless,
+                  virtualizes: virtualizes)
     }
 
     /// A node with any number of ports (several in a direction: ABI 1.2,
     /// each named).
     public init(typeID: String, summary: String, inputs: [PluginPort], outputs: [PluginPort],
-                parameters: [PluginParameter], endless: Bool = false) {
+                parameters: [PluginParameter], endless: Bool = false, virtualizes: Bool = false) {
         self.typeID = typeID
         self.summary = summary
         self.inputs = inputs
         self.outputs = outputs
         self.parameters = parameters
         self.endless = endless
+        self.virtualizes = virtualizes
     }
 }
 
@@ -172,6 +181,14 @@ public struct PluginNodeSetup {
     /// hosts; from older ones, port 0's only). 0 where not yet known.
     public let inputPortChannels: [Int]
     public let outputPortChannels: [Int]
+    /// The layout tag of every input port, in port order ("mono",
+    /// "stereo", "binaural", "5.1", "7.1", "discrete"; the channel order
+    /// each implies is in the header's "Layout tags"): ABI 1.4 hosts say
+    /// it; nil where the host did not (an older host, or an input not yet
+    /// known): assume the usual layout for the channel count then.
+    public let inputPortLayouts: [String?]
+    /// Input port 0's layout tag (see `inputPortLayouts`).
+    public var inputLayout: String? { inputPortLayouts.first ?? nil }
     /// Values by parameter name; absent for optional parameters left out.
     public let numbers: [String: Double]
     public let strings: [String: String]
@@ -577,7 +594,7 @@ public struct PluginExport: @unchecked Sendable {
         t.initialize(to: agraph_node_type_t(
             type_id: keep(d.typeID), summary: keep(d.summary),
             domain: decoder == nil ? AGRAPH_DOMAIN_REALTIME.rawValue : AGRAPH_DOMAIN_WORKER.rawValue,
-            flags: d.endless ? UInt32(AGRAPH_NODE_ENDLESS) : 0,
+            flags: (d.endless ? UInt32(AGRAPH_NODE_ENDLESS) : 0) | (d.virtualizes ? UInt32(AGRAPH_NODE_VIRTUALIZES) : 0),
             input_count: UInt32(inputs.count), output_count: UInt32(outputs.count),
             inputs: array(inputs), outputs: array(outputs),
             param_count: UInt32(params.count), reserved0: 0, params: array(params),
@@ -796,12 +813,18 @@ func setup(_ info: UnsafePointer<agraph_create_info_t>) -> (any PluginNode.Type,
     var inputPorts = i.input_channels > 0 || type.description.inputs.count == 1 ? [Int(i.input_channels)] : []
     var outputPorts = type.description.outputs.isEmpty ? [] : [Int(i.output_channels)]
     if i.host_abi_minor >= 2 {
-        inputPorts = (0..<Int(i.input_port_count)).map { Int(i.input_port_channels[$0]) }
-        outputPorts = (0..<Int(i.output_port_count)).map { Int(i.output_port_channels[$0]) }
+        let ins: UnsafePointer<UInt32>? = i.input_port_channels, outs: UnsafePointer<UInt32>? = i.output_port_channels
+        inputPorts = (0..<Int(i.input_port_count)).map { k in ins.map { Int($0[k]) } ?? 0 }
+        outputPorts = (0..<Int(i.output_port_count)).map { k in outs.map { Int($0[k]) } ?? 0 }
+    }
+    // Per-port layout tags: appended in 1.4 (NULL array or entry: not said).
+    var inputLayouts = [String?](repeating: nil, count: inputPorts.count)
+    if i.host_abi_minor >= 4, let tags = i.input_port_layouts {
+        inputLayouts = (0..<Int(i.input_port_count)).map { k in tags[k].map { String(cString: $0) } }
     }
     let s = PluginNodeSetup(host: PluginHost(info), nodeID: i.node_id.map { String(cString: $0) } ?? "", sampleRate: i.sample_rate,
                             inputChannels: Int(i.input_channels), outputChannels: Int(i.output_channels),
-                            inputPortChannels: inputPorts, outputPortChannels: outputPorts,
+                            inputPortChannels: inputPorts, outputPortChannels: outputPorts, inputPortLayouts: inputLayouts,
                             numbers: numbers, strings: strings)
     return (type, s)
 }

@@ -93,6 +93,7 @@ public enum Describe {
         }
         let multi = d.hasOutput && { if case .single = d.outputs { return false }; return true }()
         out += "  inputs: \(inputs)   \(multi ? "outputs" : "output"): \(outputs)\n"
+        if d.virtualizes { out += "  virtualizes for headphones: binaural input is refused (nothing is virtualized twice)\n" }
         for (kind, ports, _) in named where ports.contains(where: { !$0.summary.isEmpty }) {
             for p in ports {
                 out += "    \(kind) \(p.name)\(p.summary.isEmpty ? "" : ": \(p.summary)")\n"

@@ -45,6 +45,9 @@ public enum PluginConformance {
         }
         guard let plugin = catalog.plugins.first else { return report }
         report.lines.append("\(plugin.name) \(plugin.version) (\(plugin.vendor)), ABI \(plugin.abiMajor).\(plugin.abiMinor), \(plugin.typeIDs.count) node type\(plugin.typeIDs.count == 1 ? "" : "s")")
+        if plugin.abiMinor > PluginCatalog.abiMinor {
+            report.notes.append("built against ABI \(plugin.abiMajor).\(plugin.abiMinor), newer than this agraph's \(PluginCatalog.abiMajor).\(PluginCatalog.abiMinor): it loads, and what the later minor versions added is ignored")
+        }
         for f in catalog.failures where f.typeID != nil {
             report.failures.append("node type \"\(f.typeID ?? "?")\" is refused: \(f.reason)")
         }
@@ -110,8 +113,9 @@ struct TypeWalk {
     }
 
     mutating func run() {
-        // Every port: 2 channels where accepted, else the fewest; outputs by
-        // their rule (same as input port 0's).
+        // Every port: 2 channels where accepted, else the fewest, tagged with
+        // the usual layout for that count (ABI 1.4 input_port_layouts);
+        // outputs by their rule (same as input port 0's).
         let inputPorts = type.inputRanges.map { $0.contains(2) ? 2 : $0.lowerBound }
         let inputChannels = inputPorts.first ?? 0
         let outputPorts: [Int] = type.outputRules.map {
@@ -141,9 +145,33 @@ struct TypeWalk {
             for v in host.threadViolations() { failures.append("(\(name)) \(v)") }
             walked += 1
         }
+        if type.virtualizes, let defaults = configs.first {
+            // A virtualizer's output should say it is for headphones.
+            let host = PluginHost(nodeID: "check", typeID: type.descriptor.typeID)
+            let named = outputLayoutName(defaults.parameters, inputPorts: inputPorts, outputPorts: outputPorts, host: host)
+            if !outputPorts.isEmpty && named != ChannelLayout.binaural.rawValue {
+                let what = named.map { "names its output \"\($0)\"" }
+                    ?? "names no output layout (so its output keeps the usual tag for its channels)"
+                notes.append("declares AGRAPH_NODE_VIRTUALIZES but \(what) for \(inputChannels)-channel input, not \"binaural\": a virtualizer after it could render it for headphones again")
+            }
+        }
         let ports = type.inputNames.count > 1 || type.outputNames.count > 1
             ? "; ports in: \(type.inputNames.joined(separator: ", ")), out: \(type.outputNames.joined(separator: ", "))" : ""
-        lines.append("\(type.descriptor.typeID) (\(isDecoder ? "decoder, \(type.inputCodec ?? "")" : "realtime")\(ports)): \(walked) of \(configs.count) parameter sets walked through create, activate, \(isDecoder ? "decode/flush/drain" : "process") at block sizes \(PluginConformance.blockSizes.map(String.init).joined(separator: ", ")), set_parameter, deactivate, destroy")
+        let kind = isDecoder ? "decoder, \(type.inputCodec ?? "")" : "realtime" + (type.virtualizes ? ", virtualizes" : "")
+        lines.append("\(type.descriptor.typeID) (\(kind)\(ports)): \(walked) of \(configs.count) parameter sets walked through create, activate, \(isDecoder ? "decode/flush/drain" : "process") at block sizes \(PluginConformance.blockSizes.map(String.init).joined(separator: ", ")), set_parameter, deactivate, destroy")
+    }
+
+    /// The layout tag the plugin names for output port 0 with `parameters`
+    /// (inputs tagged with the usual layout for their channels); nil when
+    /// it names none.
+    func outputLayoutName(_ parameters: NodeParameters, inputPorts: [Int], outputPorts: [Int], host: PluginHost) -> String? {
+        guard type.outputPortLayout != nil || type.outputLayout != nil else { return nil }
+        return type.withCreateInfo(nodeID: "check", parameters: parameters, inputChannels: inputPorts.first ?? 0,
+                                   outputChannels: outputPorts.first ?? 0, sampleRate: sampleRate, host: host,
+                                   inputPortChannels: inputPorts, outputPortChannels: outputPorts) { info, _ in
+            let name = type.outputPortLayout.map { $0(info, 0) } ?? type.outputLayout.map { $0(info) }
+            return name.flatMap { $0 }.map { truncatedString($0, limit: 64) }
+        }.result
     }
 
     mutating func walk(name: String, parameters: NodeParameters, inputPorts: [Int], outputPorts: [Int], host: PluginHost) {

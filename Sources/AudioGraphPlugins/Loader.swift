@@ -328,6 +328,9 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
     /// ABI 1.2 `output_port_layout`, when the plugin has it.
     let outputPortLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>?)?
     let endless: Bool
+    /// AGRAPH_NODE_VIRTUALIZES (ABI 1.4): the node renders for headphones;
+    /// validation refuses binaural input to it (`NodeDescriptor.virtualizes`).
+    let virtualizes: Bool
     /// A worker-domain decoder: the codec its input takes (ABI 1.1).
     let inputCodec: String?
     /// ABI 1.1 `output_layout`, when the plugin has it.
@@ -338,8 +341,9 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
 
     enum OutputRule { case none, fixed(Int), sameAsInput }
 
-    /// Reads and checks the C description; fields appended in ABI 1.1 are
-    /// read only when the plugin's minor version has them. [main-thread]
+    /// Reads and checks the C description; fields and flags appended in a
+    /// minor version (1.1 …) are read only when the plugin's minor version
+    /// has them. [main-thread]
     init(type: UnsafePointer<agraph_node_type_t>, path: String, abiMinor: Int) throws {
         self.type = type
         let t = type.pointee
@@ -416,6 +420,8 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         }
         outputRules = rules
         endless = t.flags & UInt32(AGRAPH_NODE_ENDLESS) != 0
+        // A bit an older plugin set is not the 1.4 flag: ignored.
+        virtualizes = abiMinor >= 4 && t.flags & UInt32(AGRAPH_NODE_VIRTUALIZES) != 0
         guard t.param_count <= UInt32(PluginLimits.parameters) else {
             throw PluginError("claims \(t.param_count) parameters; at most \(PluginLimits.parameters) are read")
         }
@@ -438,7 +444,8 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         let outputs: OutputPorts? = t.output_count > 1 ? .named(outputNames.map { PortDescriptor($0) }, defaultPort: nil) : nil
         descriptor = NodeDescriptor(typeID: id, role: role, summary: try boundedString(t.summary, "the type's summary") ?? "", inputs: inputs,
                                     outputs: outputs, parameters: params, domain: isDecoder ? .background : .realtime, origin: path,
-                                    inputCodecs: inputCodec.map { $0.split(separator: " ").map(String.init) } ?? [])
+                                    inputCodecs: inputCodec.map { $0.split(separator: " ").map(String.init) } ?? [],
+                                    virtualizes: virtualizes)
     }
 
     static func parameter(_ p: agraph_param_t) throws -> ParameterDescriptor {
@@ -522,6 +529,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         guard let parameters = resolvingVendorLibraries(c.parameters, directory: c.directory,
                                                         refuse: { c.error(parameter: $0, $1) }) else { return nil }
         var inputChannels: [Int] = []
+        var inputLayouts: [ChannelLayout?] = []
         for (k, range) in inputRanges.enumerated() {
             guard k < c.inputFormats.count, let input = c.inputFormats[k] else { return nil }
             guard range.contains(input.channels) else {
@@ -530,6 +538,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
                 return nil
             }
             inputChannels.append(input.channels)
+            inputLayouts.append(input.layout)
         }
         if inputCodec != nil, c.input == nil { return nil }
         var outputs: [StreamFormat] = []
@@ -556,7 +565,8 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
             let channels = outputs[k].channels
             let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels.first ?? 0,
                                        outputChannels: outputs.first?.channels ?? 0, sampleRate: c.sampleRate, host: host,
-                                       inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels)) { info, _ in
+                                       inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels),
+                                       inputPortLayouts: inputLayouts) { info, _ in
                 let name = outputPortLayout.map { $0(info, UInt32(k)) } ?? outputLayout.map { $0(info) }
                 return name.flatMap { $0 }.map { truncatedString($0, limit: 64) }
             }.result
@@ -572,7 +582,8 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         if let check = type.pointee.check {
             let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels.first ?? 0,
                                     outputChannels: outputs.first?.channels ?? 0, sampleRate: c.sampleRate, host: host,
-                                    inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels)) { info, error in
+                                    inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels),
+                                    inputPortLayouts: inputLayouts) { info, error in
                 check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
             }
             if ok.result == 0 {
@@ -595,9 +606,11 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         }
         let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)
         let inputPortChannels = inputCodec != nil ? [] : c.inputFormats.map(\.channels)
+        let inputPortLayouts: [ChannelLayout?] = inputCodec != nil ? [] : c.inputFormats.map(\.layout)
         let made = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
                                   outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate, host: host,
-                                  inputPortChannels: inputPortChannels, outputPortChannels: c.outputFormats.map(\.channels)) { info, error in
+                                  inputPortChannels: inputPortChannels, outputPortChannels: c.outputFormats.map(\.channels),
+                                  inputPortLayouts: inputPortLayouts) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
         guard let instance = made.result else {
@@ -639,11 +652,14 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
     /// Calls `body` with the C view of a node's parameters (valid during the
     /// call only), with `host` as its host table (ABI 1.2), the channels of
     /// every port (ABI 1.2; nil: port 0's only, from `inputChannels` /
-    /// `outputChannels`), and an error buffer; returns its result and the
-    /// message.
+    /// `outputChannels`), each input's layout tag (ABI 1.4; nil, or an
+    /// entry past the end: the usual layout for that input's channel count;
+    /// an input of unknown channels gets no tag), and an error buffer;
+    /// returns its result and the message.
     public func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int,
                            sampleRate: Double, host: PluginHost,
                            inputPortChannels: [Int]? = nil, outputPortChannels: [Int]? = nil,
+                           inputPortLayouts: [ChannelLayout?]? = nil,
                            _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
         // Every declared port gets an entry (0 while its channels are unknown).
         func counts(_ given: [Int]?, _ first: Int, _ n: Int) -> [UInt32] {
@@ -654,6 +670,14 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         let outputCounts = counts(outputPortChannels, outputChannels, outputNames.count)
         var strings: [UnsafeMutablePointer<CChar>] = []
         defer { strings.forEach { free($0) } }
+        // One tag per input port (ABI 1.4), NULL where the input is unknown.
+        let layouts: [UnsafePointer<CChar>?] = inputCounts.enumerated().map { k, channels in
+            let given = inputPortLayouts.flatMap { k < $0.count ? $0[k] : nil }
+            guard let layout = given ?? (channels > 0 ? ChannelLayout.default(forChannels: Int(channels)) : nil) else { return nil }
+            let cs = strdup(layout.rawValue)!
+            strings.append(cs)
+            return UnsafePointer(cs)
+        }
         var values: [agraph_param_value_t] = []
         for p in descriptor.parameters {
             var v = agraph_param_value_t(is_set: 1, reserved0: 0, number: 0, string: nil)
@@ -677,15 +701,18 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         let result = values.withUnsafeBufferPointer { buf in
             inputCounts.withUnsafeBufferPointer { ins in
                 outputCounts.withUnsafeBufferPointer { outs in
-                    var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
-                                                    value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
-                                                    output_channels: UInt32(outputChannels),
-                                                    host_abi_minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR), sample_rate: sampleRate,
-                                                    host: UnsafePointer(host.table),
-                                                    input_port_count: UInt32(ins.count), output_port_count: UInt32(outs.count),
-                                                    input_port_channels: ins.isEmpty ? nil : ins.baseAddress,
-                                                    output_port_channels: outs.isEmpty ? nil : outs.baseAddress)
-                    return withExtendedLifetime(host) { withUnsafePointer(to: &info) { body($0, error) } }
+                    layouts.withUnsafeBufferPointer { tags in
+                        var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
+                                                        value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
+                                                        output_channels: UInt32(outputChannels),
+                                                        host_abi_minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR), sample_rate: sampleRate,
+                                                        host: UnsafePointer(host.table),
+                                                        input_port_count: UInt32(ins.count), output_port_count: UInt32(outs.count),
+                                                        input_port_channels: ins.isEmpty ? nil : ins.baseAddress,
+                                                        output_port_channels: outs.isEmpty ? nil : outs.baseAddress,
+                                                        input_port_layouts: tags.isEmpty ? nil : tags.baseAddress)
+                        return withExtendedLifetime(host) { withUnsafePointer(to: &info) { body($0, error) } }
+                    }
                 }
             }
         }

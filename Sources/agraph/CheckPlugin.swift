@@ -14,8 +14,11 @@ struct CheckPlugin: ParsableCommand {
             audio thread), deactivate and destroy, at block sizes 1, 7, 128 and 4099, for the default \
             parameters and each parameter at its extremes (min, max, false, true, every choice). A decoder \
             gets frames that are not of its codec, live parameter changes, a flush and a drain on a thread \
-            marked as the worker. Allocations in audio-thread calls are counted and must be 0; host \
-            functions called on a thread their tag forbids are failures. Each failure is said in words.
+            marked as the worker. Inputs get 2 channels where accepted, tagged with the usual layout for \
+            their count (ABI 1.4 input layout tags). Allocations in audio-thread calls are counted and must \
+            be 0; host functions called on a thread their tag forbids are failures. Each failure is said \
+            in words. Notes, not failures: a plugin built against a newer ABI minor than this agraph's, and \
+            a node type flagged as virtualizing (ABI 1.4) that does not name its output "binaural".
             """)
 
     @Argument(help: "The plugin library (.so).") var library: String

@@ -42,6 +42,17 @@ final class CheckPluginTests: XCTestCase {
         XCTAssertTrue(run.stdout.hasSuffix("check-plugin: passed\n"), run.stdout)
     }
 
+    /// The renderer plugin (ABI 1.4): a virtualizing type whose output is
+    /// named binaural, so no note either.
+    func testTheCrossfeedRendererPluginPasses() throws {
+        let run = try checkPlugin("libAGraphCrossfeedPlugin.so")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("AudioGraph crossfeed renderer 1.0.0 (AudioGraph), ABI 1.4, 1 node type"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("com.example.crossfeed (realtime, virtualizes): 8 of 8 parameter sets walked"), run.stdout)
+        XCTAssertFalse(run.stdout.contains("note:"), run.stdout)
+        XCTAssertTrue(run.stdout.hasSuffix("check-plugin: passed\n"), run.stdout)
+    }
+
     func testTheSwiftDecoderPluginPasses() throws {
         let run = try checkPlugin("libAGraphPCMFramesPlugin.so")
         XCTAssertEqual(run.status, 0, run.stderr)

@@ -1,5 +1,5 @@
 /*
- * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.3.
+ * agraph_plugin.h — the AudioGraph node-plugin ABI, version 1.4.
  *
  * This header is the single source of truth for the ABI. It is C99, needs
  * nothing but <stdint.h> and <stddef.h>, and is all a C plugin needs.
@@ -31,6 +31,13 @@
  * plugin asks it for host extensions (log, output route, latency, thread
  * check) by id. `init`/`deinit` in the descriptor let a plugin set up what
  * it shares between instances once per process.
+ *
+ * Since 1.4 a node learns the layout tag of each input (which of 6
+ * channels is the LFE, or whether they are discrete) in what `check`,
+ * `output_layout`, `output_port_layout` and `create` see
+ * (`agraph_create_info_t.input_port_layouts`), and a node type can declare
+ * that it virtualizes for headphones (AGRAPH_NODE_VIRTUALIZES), so that
+ * the host refuses binaural input to it: a renderer can be a plugin.
  *
  * ------------------------------------------------------------------------
  * Threads and states (used in every function's comment, the CLAP way)
@@ -129,6 +136,22 @@
  * An input port accepts `min_channels … max_channels` channels (0 for
  * max_channels: no upper limit); the host checks this when validating a
  * graph and reports a mismatch as an error on that link.
+ *
+ * Layout tags. Every stream carries a tag saying what its channels mean;
+ * the tags are these strings, and the channels come in this order:
+ *     "mono"       M
+ *     "stereo"     L R
+ *     "binaural"   L R, already rendered for headphones (ears, not speakers)
+ *     "5.1"        L R C LFE Ls Rs
+ *     "7.1"        L R C LFE Ls Rs Lb Rb
+ *     "discrete"   any count, no spatial meaning (positions unknown)
+ * A plugin names its outputs' tags (`output_layout`, `output_port_layout`)
+ * and, since 1.4, reads its inputs' (`input_port_layouts`). A node type
+ * flagged AGRAPH_NODE_VIRTUALIZES (1.4) never receives "binaural" from a
+ * 1.4 host: it refuses such a link when it validates the graph, so nothing
+ * is virtualized twice (a host before 1.4 does not know the flag: a
+ * virtualizer that must never see "binaural" refuses it in `check` too).
+ * Treat a tag you do not know (from a later host) as "discrete".
  */
 #ifndef AGRAPH_PLUGIN_H
 #define AGRAPH_PLUGIN_H
@@ -142,7 +165,7 @@ extern "C" {
 
 /** The ABI this header describes. */
 #define AGRAPH_PLUGIN_ABI_MAJOR 1
-#define AGRAPH_PLUGIN_ABI_MINOR 3
+#define AGRAPH_PLUGIN_ABI_MINOR 4
 
 /** The name of the one function a plugin library exports. */
 #define AGRAPH_PLUGIN_ENTRY_SYMBOL "agraph_plugin_entry"
@@ -348,6 +371,23 @@ typedef struct agraph_create_info {
     const uint32_t *input_port_channels;
     const uint32_t *output_port_channels;
 
+    /* ---- ABI 1.4: read only when host_abi_minor >= 4 ---- */
+
+    /** (1.4) The layout tag of the stream reaching each input port, in
+     *  port order: `input_port_count` strings ("mono", "stereo",
+     *  "binaural", "5.1", "7.1", "discrete"; see "Layout tags" above for
+     *  the channel order each implies), so a node knows which channel is
+     *  which (the LFE of a 5.1 input) or that it cannot know ("discrete").
+     *  An entry is NULL while its input is not known (as its
+     *  `input_port_channels` entry is then 0); the array is NULL when
+     *  `input_port_count` is 0 (a source, a decoder fed compressed frames).
+     *  Given to `check`, `output_layout`, `output_port_layout` and `create`
+     *  alike; owned by the host, valid only during the call (copy what you
+     *  keep). A host before 1.4 gives no tags: a plugin then assumes the
+     *  usual layout for each input's channel count, as those hosts did.
+     *  [main-thread, during the call] */
+    const char *const *input_port_layouts;
+
     /* Fields appended in later minor versions go here. */
 } agraph_create_info_t;
 
@@ -438,7 +478,17 @@ typedef enum agraph_domain {
 /** Flags of a node type (bit set). Append-only. */
 enum {
     /** A source that never ends (the host renders it until stopped). */
-    AGRAPH_NODE_ENDLESS = 1u << 0
+    AGRAPH_NODE_ENDLESS = 1u << 0,
+    /** (1.4; read only from plugins whose abi.minor >= 4, ignored from
+     *  older ones) The node virtualizes: it renders speaker signals for
+     *  headphones (a binaural renderer, a crossfeed). The host refuses,
+     *  when it validates a graph, any link carrying audio tagged
+     *  "binaural" into any of its inputs, with the same message as for its
+     *  built-in virtualizers, so nothing is rendered for headphones twice.
+     *  Such a node usually names its output "binaural" (`output_layout`),
+     *  so that no virtualizer downstream takes it again; `agraph
+     *  check-plugin` notes one that does not. */
+    AGRAPH_NODE_VIRTUALIZES = 1u << 1
 };
 
 /** The static description of one node type, and its instance functions.
@@ -473,8 +523,10 @@ typedef struct agraph_node_type {
      *  here). The host never reads it. */
     void *plugin_data;
 
-    /** Optional (may be NULL): checks a parameter combination or input
-     *  channel count beyond what the static description says. Returns 1
+    /** Optional (may be NULL): checks a parameter combination, input
+     *  channel count or (1.4) input layout tag beyond what the static
+     *  description says (a renderer refusing "discrete" input whose
+     *  channel positions it cannot know). Returns 1
      *  when fine; 0 after writing a one-line reason (NUL-terminated, at most
      *  `error_capacity` bytes) into `error`, which the host reports as a
      *  validation error of the node. Must not keep `info` or its pointers.
@@ -484,7 +536,7 @@ typedef struct agraph_node_type {
     /** Creates an instance for a validated node. Returns NULL on failure
      *  after writing a reason into `error` (as for `check`). The new
      *  instance is !active. May allocate. Must not keep `info`; copy what
-     *  it needs (strings included).
+     *  it needs (strings included, the 1.4 input layout tags too).
      *  [main-thread] */
     agraph_instance_t *(*create)(const agraph_create_info_t *info, char *error, uint32_t error_capacity);
 
