@@ -262,6 +262,41 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("/nonexistent.ac4"), missing.stderr)
     }
 
+    /// The renderer-lab example: DAA's own headphone virtualizer against
+    /// DAA's speaker output through the open `binaural` renderer, in an
+    /// `ab` node matching their loudness (here with the test double of the
+    /// DAA interface). Rendered with either input selected, the two outputs
+    /// have the same integrated loudness. The double's PCM is not audio but
+    /// held levels with steps, whose K-weighted loudness comes from the
+    /// steps alone, so the renders stop at 36 s, before the stream's last
+    /// step (and the binaural tail's response to it), and the bound is
+    /// 0.2 LU: libebur128's histogram in the first pass against agraph
+    /// analyze's exact gating. ABTests checks 0.1 LU on real signals.
+    func testDAAAgainstBinauralExampleIsLoudnessMatched() throws {
+        let double = URL(fileURLWithPath: try Self.agraphPath()).deletingLastPathComponent().appendingPathComponent("libTestDoubleDAA.so").path
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: double), "libTestDoubleDAA.so not built")
+        setenv("DAA_LIBRARY", double, 1)
+        defer { unsetenv("DAA_LIBRARY") }
+        let graph = "Graphs/daa/ac4-daa-vs-binaural.json"
+        XCTAssertEqual(try agraph("validate", graph).status, 0)
+        let dir = try TemporaryDirectory()
+        var loudness: [Double] = []
+        for select in [0, 1] {
+            let out = dir.file("ab\(select).wav")
+            let render = try agraph("render", graph, "--set", "ab.select=\(select)", "--duration", "36", "-o", out, "--quiet")
+            XCTAssertEqual(render.status, 0, render.stderr)
+            let file = try readSoundFile(out)
+            XCTAssertEqual(file.channels, 2)
+            let analysis = try agraph("analyze", out, "--json")
+            XCTAssertEqual(analysis.status, 0, analysis.stderr)
+            let object = try JSONSerialization.jsonObject(with: Data(analysis.stdout.utf8)) as? [String: Any]
+            let integrated = try XCTUnwrap(object?["integratedLUFS"] as? Double, analysis.stdout)
+            XCTAssertGreaterThan(integrated, -40, "select \(select) plays audio")
+            loudness.append(integrated)
+        }
+        XCTAssertEqual(loudness[0], loudness[1], accuracy: 0.2, "DAA headphones and DAA speakers → binaural, matched")
+    }
+
     /// `agraph nodes daa` and `agraph probe` show the DAA library's version
     /// strings when one is given (here the test double of its interface).
     func testDAALibraryVersionsAreShownWhenPresent() throws {
