@@ -109,7 +109,7 @@ public enum OfflinePasses {
     /// upstream of an analysing node.
     static func checkReplayable(_ graph: ValidatedGraph, levels: [Int]) throws {
         for (i, n) in graph.nodes.enumerated() where levels[i] > 0 {
-            for a in ancestors(graph, of: [i]).sorted() where graph.nodes[a].inputs.isEmpty {
+            for a in graph.feeders(of: [i]).sorted() where graph.nodes[a].inputs.isEmpty {
                 let source = graph.nodes[a]
                 if !source.type.isReplayable(source.parameters) {
                     throw EngineError(nodeID: n.id, "it needs the whole input before rendering (an analysis pass), but its source '\(source.id)' (\(source.descriptor.typeID)) is live input, which cannot be played twice; render a recording of it, or let the node follow the input as it plays (loudness: normalize \"follow\"; ab: matchBy \"short-term\")")
@@ -118,42 +118,54 @@ public enum OfflinePasses {
         }
     }
 
-    /// The nodes `roots` and every node feeding them, as indices.
-    static func ancestors(_ graph: ValidatedGraph, of roots: [Int]) -> Set<Int> {
-        var seen = Set<Int>()
-        var stack = roots
-        while let i = stack.popLast() {
-            guard seen.insert(i).inserted else { continue }
-            stack += graph.nodes[i].inputs
-        }
-        return seen
-    }
-
     /// The part of `graph` that pass `pass` renders: the pass's analysing
     /// nodes and their ancestors, in the graph's order, each analysing node
     /// followed by a `null` sink.
     static func analysisGraph(_ graph: ValidatedGraph, levels: [Int], pass: Int) -> ValidatedGraph {
         let roots = graph.nodes.indices.filter { levels[$0] == pass }
-        let keep = ancestors(graph, of: roots)
-        var newIndex: [Int: Int] = [:]
-        var nodes: [ValidatedGraph.Node] = []
-        for (i, n) in graph.nodes.enumerated() where keep.contains(i) {
-            var m = n
-            m.inputs = n.inputs.map { newIndex[$0] ?? 0 }
-            newIndex[i] = nodes.count
-            nodes.append(m)
-        }
+        var (g, newIndex) = graph.cut(toFeedersOf: roots)
         for r in roots {
             let n = graph.nodes[r]
             guard let index = newIndex[r], let format = n.outputFormats.first else { continue }
             var id = "\(n.id).analysis"
             while graph.node(id) != nil { id += "_" }
-            nodes.append(ValidatedGraph.Node(id: id, type: NullType(), parameters: NodeParameters(), inputs: [index],
-                                             inputSourcePorts: [0], inputFormats: [format], inputPorts: ["in"]))
+            g.nodes.append(ValidatedGraph.Node(id: id, type: NullType(), parameters: NodeParameters(), inputs: [index],
+                                               inputSourcePorts: [0], inputFormats: [format], inputPorts: ["in"]))
         }
-        var g = graph
-        g.nodes = nodes
-        g.links = []
         return g
+    }
+}
+
+extension ValidatedGraph {
+    /// The nodes `roots` and every node feeding them, as indices. [any thread]
+    public func feeders(of roots: [Int]) -> Set<Int> {
+        var seen = Set<Int>()
+        var stack = roots
+        while let i = stack.popLast() {
+            guard seen.insert(i).inserted else { continue }
+            stack += nodes[i].inputs
+        }
+        return seen
+    }
+
+    /// The nodes `roots` and every node feeding them, in the graph's order,
+    /// as a graph of their own (no links: node inputs carry the wiring), and
+    /// where each kept node went (old index → new index). Callers append the
+    /// sinks they need (an analysis pass's `null`, `compare`'s captures).
+    /// [any thread]
+    public func cut(toFeedersOf roots: [Int]) -> (graph: ValidatedGraph, index: [Int: Int]) {
+        let keep = feeders(of: roots)
+        var newIndex: [Int: Int] = [:]
+        var kept: [Node] = []
+        for (i, n) in nodes.enumerated() where keep.contains(i) {
+            var m = n
+            m.inputs = n.inputs.map { newIndex[$0] ?? 0 }
+            newIndex[i] = kept.count
+            kept.append(m)
+        }
+        var g = self
+        g.nodes = kept
+        g.links = []
+        return (g, newIndex)
     }
 }

@@ -272,31 +272,15 @@ public enum RendererComparison {
     /// go. Nothing else of the graph is kept (no file-out, no jack-out).
     /// [main-thread]
     public static func measurementGraph(_ graph: ValidatedGraph, taps: [(node: Int, port: Int, capture: BlockCapture)]) -> ValidatedGraph {
-        var keep = Set<Int>()
-        var stack = taps.map(\.0)
-        while let i = stack.popLast() {
-            guard keep.insert(i).inserted else { continue }
-            stack += graph.nodes[i].inputs
-        }
-        var newIndex: [Int: Int] = [:]
-        var nodes: [ValidatedGraph.Node] = []
-        for (i, n) in graph.nodes.enumerated() where keep.contains(i) {
-            var m = n
-            m.inputs = n.inputs.map { newIndex[$0] ?? 0 }
-            newIndex[i] = nodes.count
-            nodes.append(m)
-        }
+        var (g, newIndex) = graph.cut(toFeedersOf: taps.map(\.node))
         for (k, (i, port, capture)) in taps.enumerated() {
             guard let index = newIndex[i] else { continue }
             var id = "compare." + (k < 26 ? String(UnicodeScalar(UInt8(97 + k))) : "\(k)")
             while graph.node(id) != nil { id += "_" }
-            nodes.append(ValidatedGraph.Node(id: id, type: CaptureSinkType(capture: capture), parameters: NodeParameters(),
-                                             inputs: [index], inputSourcePorts: [port],
-                                             inputFormats: [graph.nodes[i].outputFormats[port]], inputPorts: ["in"]))
+            g.nodes.append(ValidatedGraph.Node(id: id, type: CaptureSinkType(capture: capture), parameters: NodeParameters(),
+                                               inputs: [index], inputSourcePorts: [port],
+                                               inputFormats: [graph.nodes[i].outputFormats[port]], inputPorts: ["in"]))
         }
-        var g = graph
-        g.nodes = nodes
-        g.links = []
         return g
     }
 
