@@ -442,15 +442,8 @@ final class ABTests: XCTestCase {
     /// input upstream is refused before anything renders, saying how to
     /// match without one; short-term matching needs no pass.
     func testIntegratedMatchingRefusesLiveInputOffline() throws {
-        struct LiveSource: NodeType {
-            let descriptor = NodeDescriptor(typeID: "live-src", role: .source, summary: "test live input",
-                                            inputs: .none, parameters: [], origin: "test")
-            func resolve(_ c: ResolveContext) -> StreamFormat? { StreamFormat(channels: 2, sampleRate: c.sampleRate) }
-            func makeNode(_ c: InstanceContext) throws -> any RenderNode { throw EngineError("must not be built") }
-            func isReplayable(_ p: NodeParameters) -> Bool { false }
-        }
         var registry = TestGraph.registry([:])
-        registry.register(LiveSource())
+        registry.register(LiveSourceType())
         func graph(_ matchBy: String) throws -> ValidatedGraph {
             let json = """
                 {"format": "agraph/1", "nodes": [{"id": "mic", "type": "live-src"}, {"id": "t", "type": "test-tone"},

@@ -318,15 +318,8 @@ final class LoudnessTests: XCTestCase {
     /// A source that cannot be played twice feeding a two-pass node is an
     /// error before anything renders.
     func testTwoPassRefusesLiveInput() throws {
-        struct LiveSource: NodeType {
-            let descriptor = NodeDescriptor(typeID: "live-src", role: .source, summary: "test live input",
-                                            inputs: .none, parameters: [], origin: "test")
-            func resolve(_ c: ResolveContext) -> StreamFormat? { StreamFormat(channels: 2, sampleRate: c.sampleRate) }
-            func makeNode(_ c: InstanceContext) throws -> any RenderNode { throw EngineError("must not be built") }
-            func isReplayable(_ p: NodeParameters) -> Bool { false }
-        }
         var registry = TestGraph.registry([:])
-        registry.register(LiveSource())
+        registry.register(LiveSourceType())
         let json = """
             {"format": "agraph/1", "nodes": [{"id": "mic", "type": "live-src"},
              {"id": "loud", "type": "loudness", "params": {"target": -23}}, {"id": "n", "type": "null"}],
