@@ -30,6 +30,10 @@
 //   AudioGraphJACK     the only module that imports libjack: session, process cycle,
 //                      embedded server, jack-in/jack-out, RunningGraph
 //   CJack, CJackShim   libjack (pkg-config) and a C shim for its variadic calls
+//   AudioGraphOSC      the OSC server (`agraph run --osc`): a control surface's set/get/seek/
+//                      pause/play/status and subscriptions over UDP; no JACK (works on any
+//                      ControlSurface)
+//   CLo                liblo (pkg-config): the OSC wire format
 //   CSndFile           libsndfile (pkg-config)
 // Plugins
 //   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
@@ -102,6 +106,12 @@ let package = Package(
             providers: [.apt(["libsoxr-dev"])]
         ),
         .systemLibrary(
+            name: "CLo",
+            path: "Sources/CLo",
+            pkgConfig: "liblo",
+            providers: [.apt(["liblo-dev"])]
+        ),
+        .systemLibrary(
             name: "CEBUR128",
             path: "Sources/CEBUR128",
             pkgConfig: "libebur128",
@@ -166,6 +176,11 @@ let package = Package(
             dependencies: ["AudioGraph", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
         ),
+        .target(
+            name: "AudioGraphOSC",
+            dependencies: ["AudioGraph", "AudioGraphProcessing", "CLo"],
+            path: "Sources/AudioGraphOSC"
+        ),
         // CRC-16 (AC-4 and FLAC), the AC-4 TOC and sequence counter: one home
         // for the Swift modules and the C plugins.
         .target(name: "CFraming", path: "Sources/CFraming"),
@@ -229,6 +244,7 @@ let package = Package(
             dependencies: [
                 "AudioGraph",
                 "AudioGraphJACK",
+                "AudioGraphOSC",
                 "AudioGraphPlugins",
                 "AudioGraphProcessing",
                 "AudioGraphSndFile",
@@ -244,6 +260,7 @@ let package = Package(
             dependencies: [
                 "AudioGraph",
                 "AudioGraphJACK",
+                "AudioGraphOSC",
                 "CJack",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -253,7 +270,8 @@ let package = Package(
         // MARK: tests
         .target(
             name: "TestSupport",
-            dependencies: ["AudioGraph", "AudioGraphPlugins", "CAGraphPlugin", "CAGraphAllocCount", "CSndFile", "CJack", "CJackShim"],
+            dependencies: ["AudioGraph", "AudioGraphOSC", "AudioGraphPlugins", "CAGraphPlugin", "CAGraphAllocCount", "CSndFile",
+                           "CJack", "CJackShim"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -273,8 +291,14 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveJACKTests",
-            dependencies: ["AudioGraphJACK", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim", "CAGraphAllocCount"],
+            dependencies: ["AudioGraphJACK", "AudioGraphOSC", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim",
+                           "CAGraphAllocCount", "CLo"],
             path: "Tests/LiveJACKTests"
+        ),
+        .testTarget(
+            name: "OSCTests",
+            dependencies: ["AudioGraphOSC", "AudioGraph", "AudioGraphProcessing", "TestSupport", "CLo"],
+            path: "Tests/OSCTests"
         ),
         .testTarget(
             name: "AC4Tests",
