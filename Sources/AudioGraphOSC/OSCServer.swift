@@ -112,8 +112,8 @@ public final class OSCServer: @unchecked Sendable {
         thread = t
     }
 
-    /// Stops the thread and joins it; idempotent. Subscribers get nothing
-    /// more. [main-thread]
+    /// Stops the thread and joins it; idempotent. Events up to the stop
+    /// are still sent to the subscribers, nothing after. [main-thread]
     public func stop() {
         guard !flag.stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
@@ -159,7 +159,7 @@ public final class OSCServer: @unchecked Sendable {
                 fds[0].revents = 0
                 fds[1].revents = 0
                 let n = poll(&fds, 2, ms)
-                if flag.isSet { return }
+                if flag.isSet { break }
                 if n > 0 && fds[0].revents & Int16(POLLIN) != 0 {
                     // Up to 256 datagrams, then the subscriptions get their turn.
                     var count = 0
@@ -171,6 +171,9 @@ public final class OSCServer: @unchecked Sendable {
                 }
                 service.tick(now: MonotonicClock.seconds())
             }
+            // What happened up to the stop (the end of the stream that
+            // made `agraph run` stop) still reaches the subscribers.
+            service.flush(now: MonotonicClock.seconds())
         }
     }
 }

@@ -400,6 +400,13 @@ final class OSCService {
         dropIdleSubscribers()
     }
 
+    /// A last `tick` that looks at the event sources whether or not it is
+    /// time: run before the thread ends.
+    func flush(now: Double) {
+        nextEventPoll = now
+        tick(now: now)
+    }
+
     /// How long the thread may sleep before `tick` has something to do, s.
     func wait(now: Double) -> Double {
         if !acks.isEmpty { return Limits.ackPoll }
