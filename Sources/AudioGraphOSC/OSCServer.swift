@@ -154,11 +154,21 @@ public final class OSCServer: @unchecked Sendable {
             while !flag.isSet {
                 let now = MonotonicClock.seconds()
                 let wait = service.wait(now: now)
-                // Round up: a wait of 0.4 ms sleeps 1 ms, not 0 (no spinning).
-                let ms = Int32(min((wait * 1000).rounded(.up), 1000))
                 fds[0].revents = 0
                 fds[1].revents = 0
-                let n = poll(&fds, 2, ms)
+                var n: Int32
+                if wait > 0 && wait < 0.001 {
+                    // Shorter than poll's millisecond (an acknowledgement
+                    // pending): look, sleep that long, look again.
+                    n = poll(&fds, 2, 0)
+                    if n == 0 {
+                        var t = timespec(tv_sec: 0, tv_nsec: Int(wait * 1e9))
+                        nanosleep(&t, nil)
+                        n = poll(&fds, 2, 0)
+                    }
+                } else {
+                    n = poll(&fds, 2, Int32(min((wait * 1000).rounded(.up), 1000)))
+                }
                 if flag.isSet { break }
                 if n > 0 && fds[0].revents & Int16(POLLIN) != 0 {
                     // Up to 256 datagrams, then the subscriptions get their turn.

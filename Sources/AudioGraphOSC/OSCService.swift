@@ -51,7 +51,7 @@ final class OSCService {
         /// subscribes to events, s.
         static let eventPoll = 0.02
         /// How often pending acknowledgements are checked, s.
-        static let ackPoll = 0.001
+        static let ackPoll = 0.0002
         /// The longest the thread sleeps with nothing to do, s (it is
         /// woken at once to stop).
         static let idle = 0.25
