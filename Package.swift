@@ -343,6 +343,7 @@ for (name, folder, dependencies) in [
     ("fuzz-validator", "validator", ["AudioGraph"]),
     ("fuzz-ac4", "ac4", ["AC4"]),
     ("fuzz-control-line", "control-line", ["AudioGraph"]),
+    ("fuzz-osc", "osc", ["AudioGraphOSC"]),
 ] as [(String, String, [Target.Dependency])] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/\(folder)"))
 }
