@@ -72,14 +72,6 @@ final class OSCService {
     private var watch: EventWatch?
     private var nextEventPoll = 0.0
 
-    /// Replies and notifications sent, and requests refused (for tests and `status`).
-    private(set) var counters = Counters()
-    struct Counters: Sendable, Equatable {
-        var received = 0
-        var refused = 0
-        var subscribersDropped = 0
-    }
-
     init(control: ControlSurface, socket: UDPSocket) {
         self.control = control
         self.socket = socket
@@ -89,7 +81,6 @@ final class OSCService {
 
     /// One datagram of `size` bytes (more than `bytes` holds: it was cut).
     func receive(_ bytes: UnsafeRawBufferPointer, size: Int, from sender: SocketAddress, now: Double) {
-        counters.received += 1
         guard size <= bytes.count else {
             refuse("", "a datagram of \(size) bytes: the limit is \(bytes.count)", to: sender)
             return
@@ -357,9 +348,6 @@ final class OSCService {
         if !subscribers.contains(where: \.events) { watch = nil }
     }
 
-    /// Subscriber addresses now. [osc-thread]
-    var subscriberCount: Int { subscribers.count }
-
     // MARK: time
 
     /// Sends what is due: acknowledgements, periodic subscriptions, events.
@@ -394,9 +382,7 @@ final class OSCService {
                 for s in subscribers where s.events { deliver(bytes, to: s) }
             }
         }
-        let before = subscribers.count
         subscribers.removeAll { $0.failures >= Limits.sendFailures }
-        counters.subscribersDropped += before - subscribers.count
         dropIdleSubscribers()
     }
 
@@ -430,9 +416,6 @@ final class OSCService {
         if n > 0 { acks.removeFirst(n) }
     }
 
-    /// `/agraph/set` acknowledgements waiting for the audio thread. [osc-thread]
-    var pendingAcks: Int { acks.count }
-
     // MARK: sending
 
     private func send(_ m: OSCMessage, to target: SocketAddress) {
@@ -450,7 +433,6 @@ final class OSCService {
 
     /// `/agraph/error <address> <message>`.
     private func refuse(_ address: String, _ message: String, to target: SocketAddress) {
-        counters.refused += 1
         let text = message.count > Limits.errorText ? String(message.prefix(Limits.errorText)) + "…" : message
         let quoted = address.count > 256 ? String(address.prefix(256)) + "…" : address
         send(OSCMessage("/agraph/error", [.string(quoted), .string(text)]), to: target)

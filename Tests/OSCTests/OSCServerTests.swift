@@ -304,6 +304,38 @@ final class OSCServerTests: XCTestCase {
         XCTAssertNil(client.next("/agraph/event/xrun", timeout: 0.3))
     }
 
+    /// A playlist's items starting and ending, as `/agraph/event/item`
+    /// (the playlist decodes through the `ffmpeg` plugin, as in agraph).
+    func testPlaylistItemsArriveAsEvents() throws {
+        let (registry, _) = TestGraph.pluginRegistry()
+        guard registry["ffmpeg"] != nil else { throw XCTSkip("the ffmpeg decoder plugin is not built (build with --build-tests)") }
+        let dir = try TemporaryDirectory("agraph-osc-playlist")
+        for name in ["a.flac", "b.flac"] {
+            try writeSoundFile(dir.file(name), format: .flacInt24, channels: 1, sampleRate: 48000,
+                               samples: Synth.sine(frequency: 1000, amplitude: 0.5, sampleRate: 48000, frames: 9600))
+        }
+        let json = """
+            {"format": "agraph/1", "sampleRate": 48000,
+             "nodes": [{"id": "pl", "type": "playlist", "params": {"items": [{"path": "a.flac"}, {"path": "b.flac"}]}},
+                       {"id": "sink", "type": "null"}],
+             "links": [{"from": "pl", "to": "sink"}]}
+            """
+        let graph = try TestGraph.validate(json, registry: registry, directory: dir.path).get()
+        let compiled = try GraphCompiler.compile(graph, maxFrames: 480)
+        let control = ControlSurface(compiled: compiled, host: host)
+        let server = try OSCServer(control: control, port: 0)
+        defer { server.stop() }
+        XCTAssertNotNil(client.ask(OSCMessage("/agraph/subscribe", [.string("events")]), port: server.port, reply: "/agraph/ok"))
+        _ = OfflineRenderer(engine: compiled.engine, blockFrames: 480).run(maxFrames: 48000, progress: { _ in })
+        var items: [[OSCArgument]] = []
+        while items.count < 4, let m = client.next("/agraph/event/item", timeout: 5) { items.append(m.arguments) }
+        XCTAssertEqual(items.map { Array($0.prefix(3)) }, [
+            [.string("pl"), .string("started"), .int32(0)], [.string("pl"), .string("ended"), .int32(0)],
+            [.string("pl"), .string("started"), .int32(1)], [.string("pl"), .string("ended"), .int32(1)],
+        ])
+        XCTAssertEqual(items.map { ($0.last?.text as NSString?)?.lastPathComponent }, ["a.flac", "a.flac", "b.flac", "b.flac"])
+    }
+
     /// Meters to another address (a URL), as a bundle per tick: the ports'
     /// peaks and each meter channel.
     func testMetersGoToTheURLGiven() throws {
