@@ -33,7 +33,7 @@
 //   AudioGraphOSC      the OSC server (`agraph run --osc`): a control surface's set/get/seek/
 //                      pause/play/status and subscriptions over UDP; no JACK (works on any
 //                      ControlSurface)
-//   CLo                liblo (pkg-config): the OSC wire format
+//   CLo                liblo (pkg-config): reads OSC messages, parses OSC URLs
 //   CSndFile           libsndfile (pkg-config)
 // Plugins
 //   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth

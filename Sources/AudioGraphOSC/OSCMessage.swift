@@ -1,9 +1,10 @@
-// OSC 1.0 on the wire: messages and bundles as Swift values, read and
-// written through liblo (`lo_message_deserialise`, `lo_message_serialise`).
-// The bundle framing ("#bundle", a time tag, size-prefixed elements) is
-// walked here, with bounds checked before every read, because liblo 0.31
-// only parses bundles inside its own server, which this module does not use
-// (see OSCServer.swift for why).
+// OSC 1.0 on the wire: messages and bundles as Swift values. Messages are
+// read through liblo (`lo_message_deserialise`: it validates every string,
+// type tag and argument against the packet's size); the bundle framing
+// ("#bundle", a time tag, size-prefixed elements) is walked here, with
+// bounds checked before every read, because liblo 0.31 only parses bundles
+// inside its own server, which this module does not use (see OSCServer.swift
+// for why). Writing is done here (see "writing").
 
 import CLo
 #if canImport(Glibc)
@@ -249,12 +250,39 @@ public enum OSCPacket {
     }
 
     // MARK: writing
+    //
+    // Written here rather than through lo_message_serialise: liblo 0.31
+    // cannot hold an empty blob (lo_blob_new(0, …) returns NULL, and
+    // lo_message_add_blob then reads through it: found by fuzz-osc), and
+    // OSC 1.0's encoding is a few lines. What is written is checked against
+    // the specification's examples and read back through liblo (OSCTests).
 
-    /// A message on the wire. [any thread]
+    /// A message on the wire. Strings end at their first NUL, as OSC's do.
+    /// [any thread]
     public static func encode(_ message: OSCMessage) -> [UInt8] {
-        guard let m = loMessage(message) else { return [] }
-        defer { lo_message_free(m) }
-        return serialise(m, message.address)
+        var out: [UInt8] = []
+        appendString(message.address, to: &out)
+        appendString(message.typeTags, to: &out)
+        for a in message.arguments {
+            switch a {
+            case .int32(let v): appendBigEndian(UInt32(bitPattern: v), to: &out)
+            case .int64(let v): appendBigEndian(UInt64(bitPattern: v), to: &out)
+            case .float(let v): appendBigEndian(v.bitPattern, to: &out)
+            case .double(let v): appendBigEndian(v.bitPattern, to: &out)
+            case .string(let s), .symbol(let s): appendString(s, to: &out)
+            case .char(let c): appendBigEndian(UInt32(c), to: &out)
+            case .midi(let a, let b, let c, let d): out += [a, b, c, d]
+            case .blob(let bytes):
+                appendBigEndian(UInt32(clamping: bytes.count), to: &out)
+                out += bytes
+                pad(&out)
+            case .timetag(let seconds, let fraction):
+                appendBigEndian(seconds, to: &out)
+                appendBigEndian(fraction, to: &out)
+            case .bool, .null, .infinitum: break
+            }
+        }
+        return out
     }
 
     /// A bundle of `messages`, time tag "immediately". [any thread]
@@ -264,43 +292,25 @@ public enum OSCPacket {
         out += [0, 0, 0, 0, 0, 0, 0, 1]
         for message in messages {
             let bytes = encode(message)
-            withUnsafeBytes(of: Int32(bytes.count).bigEndian) { out += $0 }
+            appendBigEndian(UInt32(bytes.count), to: &out)
             out += bytes
         }
         return out
     }
 
-    private static func serialise(_ m: lo_message, _ address: String) -> [UInt8] {
-        var size = 0
-        guard let data = lo_message_serialise(m, address, nil, &size) else { return [] }
-        defer { free(data) }
-        return Array(UnsafeRawBufferPointer(start: data, count: size))
+    /// An OSC-string: the bytes up to the first NUL, then 1 to 4 NULs.
+    private static func appendString(_ s: String, to out: inout [UInt8]) {
+        out += s.utf8.prefix { $0 != 0 }
+        out.append(0)
+        pad(&out)
     }
 
-    private static func loMessage(_ message: OSCMessage) -> lo_message? {
-        guard let m = lo_message_new() else { return nil }
-        for a in message.arguments {
-            switch a {
-            case .int32(let v): lo_message_add_int32(m, v)
-            case .int64(let v): lo_message_add_int64(m, v)
-            case .float(let v): lo_message_add_float(m, v)
-            case .double(let v): lo_message_add_double(m, v)
-            case .string(let s): lo_message_add_string(m, s)
-            case .symbol(let s): lo_message_add_symbol(m, s)
-            case .char(let c): lo_message_add_char(m, CChar(bitPattern: c))
-            case .midi(let a, let b, let c, let d):
-                var bytes: (UInt8, UInt8, UInt8, UInt8) = (a, b, c, d)
-                _ = withUnsafeMutableBytes(of: &bytes) { lo_message_add_midi(m, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-            case .blob(let bytes):
-                let blob = bytes.withUnsafeBytes { lo_blob_new(Int32(clamping: $0.count), $0.baseAddress) }
-                lo_message_add_blob(m, blob)
-                lo_blob_free(blob)
-            case .timetag(let s, let f): lo_message_add_timetag(m, lo_timetag(sec: s, frac: f))
-            case .bool(let b): if b { lo_message_add_true(m) } else { lo_message_add_false(m) }
-            case .null: lo_message_add_nil(m)
-            case .infinitum: lo_message_add_infinitum(m)
-            }
-        }
-        return m
+    /// NULs up to a multiple of 4 bytes.
+    private static func pad(_ out: inout [UInt8]) {
+        while out.count % 4 != 0 { out.append(0) }
+    }
+
+    private static func appendBigEndian<T: FixedWidthInteger>(_ v: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: v.bigEndian) { out += $0 }
     }
 }

@@ -10,7 +10,7 @@
 // `getaddrinfo(NULL, port, AI_PASSIVE)`), so it cannot keep a server on
 // the loopback address. Its server also drops a datagram that is not OSC
 // without telling who sent it, where this one answers with an error. liblo
-// does the wire format (OSCMessage.swift).
+// reads the messages (OSCMessage.swift).
 //
 // The thread never touches JACK or the audio thread: it calls the control
 // surface (lock-free parameter queue, nodes' own requests) as any control

@@ -39,6 +39,29 @@ final class OSCPacketTests: XCTestCase {
         XCTAssertEqual(m.typeTags, ",ihfdsScmbtTFNI")
     }
 
+    /// An empty blob (size 0, no data) is valid OSC; liblo 0.31 cannot
+    /// write one (`lo_blob_new(0, …)` is NULL and `lo_message_add_blob`
+    /// reads through it): fuzz-osc found the crash when writing back what
+    /// this packet reads as.
+    func testAnEmptyBlobIsWrittenAndRead() throws {
+        let m = OSCMessage("/b", [.blob([]), .int32(7)])
+        let bytes: [UInt8] = Array("/b".utf8) + [0, 0] + Array(",bi".utf8) + [0] + [0, 0, 0, 0] + [0, 0, 0, 7]
+        XCTAssertEqual(OSCPacket.encode(m), bytes)
+        XCTAssertEqual(try OSCPacket.decode(bytes), [m])
+        // fuzz-osc's reproducer (72 bytes): every type, the blob empty.
+        let found: [UInt8] = [
+            0x2f, 0x78, 0x00, 0x00, 0x2c, 0x69, 0x68, 0x66, 0x64, 0x73, 0x53, 0x63, 0x6d, 0x62, 0x74, 0x54,
+            0x4e, 0x4e, 0x00, 0x00, 0x49, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x40, 0x23, 0x62, 0x75,
+            0x6e, 0x64, 0x6c, 0x65, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x53, 0xf7, 0x00, 0x00, 0x00, 0x00, 0x00, 0x41, 0x00, 0x90, 0x3c, 0x64, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02,
+        ]
+        let read = try OSCPacket.decode(found)
+        XCTAssertEqual(read.first?.arguments[8], .blob([]))
+        // Written back, it reads the same (its symbol, not UTF-8, reads as U+FFFD both times).
+        XCTAssertEqual(try OSCPacket.decode(OSCPacket.encode(try XCTUnwrap(read.first))), read)
+    }
+
     func testABundleIsReadAsItsMessagesInOrderNestedBundlesToo() throws {
         let a = OSCMessage("/a", [.int32(1)]), b = OSCMessage("/b", [.string("x")]), c = OSCMessage("/c")
         let inner = OSCPacket.encodeBundle([b])
