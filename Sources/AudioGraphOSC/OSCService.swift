@@ -105,12 +105,16 @@ final class OSCService {
     /// One message. Nothing happens unless it is valid in every part.
     func handle(_ m: OSCMessage, from sender: SocketAddress, now: Double) {
         do throws(Refusal) {
-            guard m.address.hasPrefix(Self.prefix) else {
+            // Bytes, not characters: a combining mark after a '/' must not
+            // hide the '/' (Swift compares and splits by character).
+            guard m.address.utf8.starts(with: Self.prefix.utf8) else {
                 throw Refusal("unknown address \(m.address): AudioGraph's addresses start with /agraph/")
             }
-            let parts = m.address.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            let parts = m.address.utf8.dropFirst(Self.prefix.utf8.count)
+                .split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
             if parts.count == 1 {
-                guard let command = Command(rawValue: String(parts[0])) else {
+                guard let command = Command(rawValue: parts[0]) else {
                     throw Refusal("unknown address \(m.address); addresses: "
                                   + Command.allCases.map { Self.prefix + $0.rawValue }.joined(separator: ", ")
                                   + ", /agraph/NODE/PARAM, /agraph/NODE/PARAM/INDEX")
@@ -139,7 +143,7 @@ final class OSCService {
     }
 
     /// `node.param` or `node.param[i]` of `/agraph/node/param[/i]`.
-    static func parameterAddress(_ full: String, _ parts: [Substring]) throws(Refusal) -> String {
+    static func parameterAddress(_ full: String, _ parts: [String]) throws(Refusal) -> String {
         guard parts.count == 2 || parts.count == 3, !parts.contains(where: \.isEmpty) else {
             throw Refusal("\(full) is not an address of a parameter: write /agraph/NODE/PARAM or /agraph/NODE/PARAM/INDEX")
         }
@@ -147,7 +151,7 @@ final class OSCService {
             throw Refusal("\(full): OSC address patterns (* ? [ ] { }) are not supported; name one node and parameter")
         }
         guard parts.count == 3 else { return "\(parts[0]).\(parts[1])" }
-        guard let i = Int(parts[2]), i >= 0, parts[2].allSatisfy(\.isASCII) else {
+        guard parts[2].allSatisfy({ $0 >= "0" && $0 <= "9" }), let i = Int(parts[2]) else {
             throw Refusal("\(full): the index '\(parts[2])' must be a whole number ≥ 0 (element i of a list parameter)")
         }
         return "\(parts[0]).\(parts[1])[\(i)]"

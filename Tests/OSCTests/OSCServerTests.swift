@@ -170,6 +170,8 @@ final class OSCServerTests: XCTestCase {
             (OSCMessage("/other/thing", [.float(1)]), "start with /agraph/"),
             (OSCMessage("/agraph/frobnicate"), "unknown address /agraph/frobnicate"),
             (OSCMessage("/agraph/nope/gain", [.float(1)]), "no node 'nope'"),
+            // A combining mark right after a '/' (one Character with it): split by bytes all the same.
+            (OSCMessage("/agraph/\u{301}g/gain", [.float(1)]), "no node '\u{301}g'"),
             (OSCMessage("/agraph/g/nope", [.float(1)]), "has no parameter 'nope'"),
             (OSCMessage("/agraph/g/gain", [.float(100)]), "out of range"),
             (OSCMessage("/agraph/g/gain", [.float(.nan)]), "not a finite number"),
