@@ -36,6 +36,10 @@
 //   AudioGraphJACK     the only module that imports libjack: session, process cycle,
 //                      embedded server, jack-in/jack-out, RunningGraph
 //   CJack, CJackShim   libjack (pkg-config) and a C shim for its variadic calls
+//   AudioGraphOSC      the OSC server (`agraph run --osc`): a control surface's set/get/seek/
+//                      pause/play/status and subscriptions over UDP; no JACK (works on any
+//                      ControlSurface)
+//   CLo                liblo (pkg-config): reads OSC messages, parses OSC URLs
 //   CSndFile           libsndfile (pkg-config)
 // Plugins
 //   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
@@ -111,6 +115,12 @@ let package = Package(
             path: "Sources/CSoxr",
             pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLo",
+            path: "Sources/CLo",
+            pkgConfig: "liblo",
+            providers: [.apt(["liblo-dev"])]
         ),
         .systemLibrary(
             name: "CEBUR128",
@@ -200,6 +210,11 @@ let package = Package(
             dependencies: ["AudioGraph", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
         ),
+        .target(
+            name: "AudioGraphOSC",
+            dependencies: ["AudioGraph", "AudioGraphProcessing", "CLo"],
+            path: "Sources/AudioGraphOSC"
+        ),
         // CRC-16 (AC-4 and FLAC), the AC-4 TOC and sequence counter: one home
         // for the Swift modules and the C plugins.
         .target(name: "CFraming", path: "Sources/CFraming"),
@@ -269,6 +284,7 @@ let package = Package(
                 "AudioGraph",
                 "AudioGraphAnalysis",
                 "AudioGraphJACK",
+                "AudioGraphOSC",
                 "AudioGraphPlugins",
                 "AudioGraphProcessing",
                 "AudioGraphSndFile",
@@ -284,6 +300,7 @@ let package = Package(
             dependencies: [
                 "AudioGraph",
                 "AudioGraphJACK",
+                "AudioGraphOSC",
                 "CJack",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -293,7 +310,8 @@ let package = Package(
         // MARK: tests
         .target(
             name: "TestSupport",
-            dependencies: ["AudioGraph", "AudioGraphPlugins", "CAGraphPlugin", "CAGraphAllocCount", "CSndFile", "CJack", "CJackShim"],
+            dependencies: ["AudioGraph", "AudioGraphOSC", "AudioGraphPlugins", "CAGraphPlugin", "CAGraphAllocCount", "CSndFile",
+                           "CJack", "CJackShim"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -313,8 +331,14 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveJACKTests",
-            dependencies: ["AudioGraphJACK", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim", "CAGraphAllocCount"],
+            dependencies: ["AudioGraphJACK", "AudioGraphOSC", "AudioGraphPlugins", "TestSupport", "CJack", "CJackShim",
+                           "CAGraphAllocCount", "CLo"],
             path: "Tests/LiveJACKTests"
+        ),
+        .testTarget(
+            name: "OSCTests",
+            dependencies: ["AudioGraphOSC", "AudioGraph", "AudioGraphProcessing", "TestSupport", "CLo"],
+            path: "Tests/OSCTests"
         ),
         .testTarget(
             name: "AC4Tests",
@@ -369,6 +393,7 @@ for (name, folder, dependencies) in [
     ("fuzz-validator", "validator", ["AudioGraph"]),
     ("fuzz-ac4", "ac4", ["AC4"]),
     ("fuzz-control-line", "control-line", ["AudioGraph"]),
+    ("fuzz-osc", "osc", ["AudioGraphOSC"]),
 ] as [(String, String, [Target.Dependency])] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/\(folder)"))
 }

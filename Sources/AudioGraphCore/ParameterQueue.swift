@@ -42,6 +42,16 @@ public final class ParameterQueue: @unchecked Sendable {
         return ok
     }
 
+    /// Changes queued since the start: right after a `post` that
+    /// succeeded, at least that change's number (counting from 1).
+    /// [any thread]
+    public var postedCount: Int { ring.writePosition }
+
+    /// Changes the audio thread has taken off the queue since the start,
+    /// each at the start of the block it applies them to: change number
+    /// `n` has been applied once `takenCount >= n`. [any thread]
+    public var takenCount: Int { ring.readPosition }
+
     /// Next queued change. [audio-thread]
     @inline(__always)
     public func next(into change: inout ParameterChange) -> Bool { ring.pop(into: &change) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphOSC
 import AudioGraphPlugins
 import Foundation
 #if canImport(Glibc)
@@ -19,6 +20,11 @@ struct Run: ParsableCommand {
             start, end, are skipped or fail are printed on stdout. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
             Exits 0 at the end of the graph's streams, at --duration, on quit or Ctrl-C; \
             1 when the JACK server shuts down (unless --reconnect brings it back).
+
+            --osc PORT serves the same commands over OSC (UDP): /agraph/NODE/PARAM VALUE, /agraph/get, \
+            /agraph/set, /agraph/seek, /agraph/pause, /agraph/play, /agraph/status, /agraph/subscribe, \
+            /agraph/unsubscribe (docs/osc.md). It listens on 127.0.0.1 only unless --osc-host says \
+            otherwise: OSC has no authentication, and anyone who can reach the port controls the graph.
             """)
 
     @Argument(help: "Graph file.") var graph: String
@@ -37,6 +43,12 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("set"), help: ParameterOverrides.help)
     var settings: [String] = []
 
+    @Option(name: .customLong("osc"), help: ArgumentHelp("Serve the control surface over OSC on this UDP port (0: a free port, printed).", valueName: "port"))
+    var oscPort: Int?
+
+    @Option(name: .customLong("osc-host"), help: ArgumentHelp("The address the OSC server listens on (default 127.0.0.1: this machine only; 0.0.0.0 or :: for every interface; OSC has no authentication).", valueName: "address"))
+    var oscHost: String?
+
     func validate() throws {
         if let d = duration {
             guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
@@ -45,12 +57,32 @@ struct Run: ParsableCommand {
             }
         }
         _ = try ParameterOverrides.parse(settings)
+        if let p = oscPort, !(0...65535).contains(p) { throw ValidationError("--osc must be a UDP port from 0 to 65535 (0: a free port)") }
+        if oscHost != nil && oscPort == nil { throw ValidationError("--osc-host needs --osc PORT") }
+        if let h = oscHost, h.isEmpty { throw ValidationError("--osc-host needs an address, e.g. 127.0.0.1, 0.0.0.0 or ::") }
     }
 
     func run() throws {
         let binder = JACKPortBinder()
         let g = try loadGraph(graph, registry: standardRegistry(binder), overrides: try ParameterOverrides.parse(settings))
+        // The OSC port is bound before anything touches JACK: a port in use
+        // is reported without starting the graph.
+        var osc: OSCServer?
+        if let port = oscPort {
+            do { osc = try OSCServer(port: port, host: oscHost ?? OSCServer.loopback) } catch {
+                printError("agraph: --osc: \(error)")
+                throw ExitCode.failure
+            }
+        }
         let live = try jack.start(g, binder: binder)
+        if let osc {
+            do { try osc.start(control: live.control) } catch {
+                live.stop()
+                printError("agraph: --osc: \(error)")
+                throw ExitCode.failure
+            }
+            printError("agraph: OSC on \(osc.url)" + (oscHost == nil ? " (this machine only; --osc-host to open it)" : ""))
+        }
         signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGPIPE, SIG_IGN)
@@ -87,6 +119,7 @@ struct Run: ParsableCommand {
         }
         console.clearLine()
         console.printPlaylistEvents()
+        osc?.stop()
         let status = live.status()
         let errors = live.stop()
         console.printPluginMessages()
