@@ -26,6 +26,9 @@ final class OwnerThread: @unchecked Sendable {
     /// Run on the owner thread after each wake-up and at each interval.
     /// [set before `start`]
     var tick: (() -> Void)?
+    /// Set by `tick` when it wants to run again soon (2 ms) rather than
+    /// after `interval`. [owner-thread]
+    var soon = false
 
     /// `wakeup`: signalled by whoever has work for `tick` (JACK's callbacks).
     init(name: String, interval: Double, wakeup: Wakeup) {
@@ -66,7 +69,9 @@ final class OwnerThread: @unchecked Sendable {
                 return
             }
             tick?()
-            wakeup.wait(timeout: interval)
+            let wait = soon ? 0.002 : interval
+            soon = false
+            wakeup.wait(timeout: wait)
         }
     }
 
