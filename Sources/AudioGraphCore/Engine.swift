@@ -80,6 +80,8 @@ public final class Engine: @unchecked Sendable {
     private let finished = Atomic<Bool>(false)
     /// Per step: whether it follows the host's transport.
     private let followers: UnsafeMutablePointer<Bool>
+    /// Per step: the node as a follower, when it follows.
+    private var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
     /// Whether any step follows the transport.
     private var anyFollower = false
 
@@ -193,8 +195,10 @@ public final class Engine: @unchecked Sendable {
     @discardableResult
     public func setTransportFollowers(_ ids: Set<String>) -> Set<String> {
         var unknown = ids
+        followingNodes = ContiguousArray(repeating: nil, count: nodes.count)
         for (i, id) in self.ids.enumerated() {
             followers[i] = ids.contains(id)
+            if followers[i] { followingNodes[i] = nodes[i] as? TransportFollowing }
             unknown.remove(id)
         }
         anyFollower = ids.count > unknown.count
@@ -262,9 +266,14 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// A held step's block: silence on every output, running (its stream
-    /// not ended, not advanced). [audio-thread]
+    /// not ended, not advanced); a `TransportFollowing` node does it itself
+    /// (`renderHeld`). [audio-thread]
     @inline(__always)
     private func hold(step i: Int, frames n: Int) {
+        if let node = followingNodes[i] {
+            node.renderHeld(frames: n)
+            return
+        }
         let buses = portOutputs[i]
         var k = 0
         while k < buses.count {

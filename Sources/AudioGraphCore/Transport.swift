@@ -44,6 +44,22 @@ public protocol TransportFollowing: AnyObject {
     /// `frames` frames from there are buffered (or the stream ends
     /// before). [control-thread]
     func isLocated(readyFor frames: Int) -> Bool
+    /// A block while held, in place of `render`: silence on the output
+    /// (running, not ended), nothing taken from the stream, but the audio
+    /// a `locate` made stale dropped, so that the reader has room to
+    /// refill. [audio-thread]
+    func renderHeld(frames: Int)
+}
+
+extension TransportFollowing {
+    /// `renderHeld` of a source fed from `feed` into `output`. [audio-thread]
+    @inline(__always)
+    public func renderHeld(feed: FeedRing?, output: AudioBus?, frames: Int) {
+        feed?.discardStale()
+        guard let output else { return }
+        output.clear(from: 0, to: frames)
+        output.state = BusState(validFrames: frames, ended: false)
+    }
 }
 
 /// Seek requests from control threads to one worker-thread job: the latest

@@ -69,6 +69,9 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
         job?.seeks.request(frame)
     }
 
+    /// [audio-thread]
+    public func renderHeld(frames: Int) { renderHeld(feed: feed, output: output, frames: frames) }
+
     public func isLocated(readyFor frames: Int) -> Bool {
         guard let job else { return true }
         return job.seeks.isSettled && job.isReady(forFrames: frames)

@@ -104,6 +104,9 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
         job?.requestSeek(toSample: window.sample(forTransportFrame: frame))
     }
 
+    /// [audio-thread]
+    func renderHeld(frames: Int) { renderHeld(feed: feed, output: output, frames: frames) }
+
     func isLocated(readyFor frames: Int) -> Bool {
         guard let job else { return true }
         return job.seeks.isSettled && job.isReady(forFrames: frames)

@@ -246,6 +246,20 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
         reader.requestSeek(toFrame: file.isLengthKnown ? min(fileFrame, file.frames) : fileFrame)
     }
 
+    /// Silence, nothing taken from the ring; a rate island's pacer keeps
+    /// its clock (the block carries the frames due, silent). [audio-thread]
+    func renderHeld(frames: Int) {
+        feed?.discardStale()
+        guard let output else { return }
+        output.clear(from: 0, to: frames)
+        var valid = frames
+        if var p = pacer {
+            valid = p.next(frames)
+            pacer = p
+        }
+        output.state = BusState(validFrames: valid, ended: false)
+    }
+
     func isLocated(readyFor frames: Int) -> Bool {
         guard let reader else { return true }
         return reader.seeks.isSettled && reader.isReady(forFrames: frames)

@@ -281,6 +281,52 @@ final class TransportLiveTests: LiveTestCase {
         }
     }
 
+    // MARK: reconnect
+
+    /// The server restarts: the graph reconnects as a slow-sync client of
+    /// the new server, and follows its transport as before.
+    func testFollowingGoesOnAfterTheServerRestarts() throws {
+        try writeNumberedFile()
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let first = try JACKRecorder(server: server.name, channels: 2, seconds: 10)
+        defer { first.abandon() }
+        let live = try startGraph(Self.twoSourceGraph(transport: "follow"), server: server.name)
+        defer { live.stop() }
+        let events = EventLog(live.events)
+        XCTAssertTrue(waitForSignal(first, seconds: 0.1, channel: 1))
+        try jackTransport(server, "locate 96000")
+        XCTAssertNotNil(waitForTransport(live) { $0.frame == 96000 && $0.located }, "\(live.status())")
+
+        server.stop()
+        XCTAssertNotNil(events.wait(timeout: 10) { if case .shutdown = $0 { true } else { false } }, "\(events.all)")
+        first.abandon()
+        let done = Atomic<Int>(0)
+        let reconnecting = Thread { done.store(live.reconnect(timeout: 30) ? 1 : 2, ordering: .releasing) }
+        reconnecting.start()
+        let again = try TestJACKServer(name: server.name)
+        defer { again.stop() }
+        XCTAssertTrue(waitUntil(timeout: 30) { done.load(ordering: .acquiring) != 0 })
+        XCTAssertEqual(done.load(ordering: .acquiring), 1, "reconnected; events: \(events.all)")
+        // The new server's transport stands at 0: the follower goes there.
+        XCTAssertNotNil(waitForTransport(live) { $0.state == .stopped && $0.frame == 0 && $0.located }, "\(live.status())")
+
+        let rec = try JACKRecorder(server: again.name, channels: 2, seconds: 10)
+        defer { rec.close() }
+        XCTAssertTrue(waitForSignal(rec, seconds: 0.1, channel: 1), "the free source plays, its connection restored")
+        try jackTransport(again, "locate 72000")
+        XCTAssertNotNil(waitForTransport(live) { $0.frame == 72000 && $0.located }, "\(live.status())")
+        try jackTransport(again, "play")
+        XCTAssertNotNil(waitForTransport(live) { $0.state == .rolling && $0.frame >= 72000 + 24000 }, "\(live.status())")
+        let recorded = rec.framesRecorded
+        if rec.xruns == 0 {
+            let check = Self.followsTransport(rec, channel: 0, recorded: recorded)
+            XCTAssertEqual(check.problems, [], "the follower against the new server's transport")
+            XCTAssertGreaterThan(check.played, 24000 / again.period)
+        }
+        XCTAssertEqual(Self.runs(rec.samples(0, 0..<recorded)).runs.first?.first, 72000)
+    }
+
     // MARK: agraph run --transport follow
 
     /// The plugins with `ffmpeg` among them; a skip where it does not load
