@@ -158,7 +158,10 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     /// `resample: "auto"` at another rate: the reader's converter.
     let converter: Resampler?
     /// `resample: "native"` at another rate: paces the rate island.
+    /// [audio-thread after prepare]
     var pacer: RatePacer?
+    /// Whether it plays as a rate island (`pacer`), for other threads.
+    let isRateIsland: Bool
     var feed: FeedRing?
     var reader: FileReaderJob?
     var output: AudioBus?
@@ -177,6 +180,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
         self.graphRate = graphRate
         self.converter = converter
         self.pacer = pacer
+        isRateIsland = pacer != nil
     }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
@@ -212,7 +216,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
         guard file.isLengthKnown else { return nil }
         guard file.sampleRate != graphRate else { return file.frames }
         let exact = Double(file.frames) * graphRate / file.sampleRate
-        return Int(pacer != nil ? exact.rounded(.up) : exact.rounded())
+        return Int(isRateIsland ? exact.rounded(.up) : exact.rounded())
     }
 
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
@@ -261,8 +265,9 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     }
 
     func isLocated(readyFor frames: Int) -> Bool {
-        guard let reader else { return true }
-        return reader.seeks.isSettled && reader.isReady(forFrames: frames)
+        guard let reader, let feed else { return true }
+        // The end of the file (or a failed seek) marks the ring's end.
+        return reader.seeks.isSettled && (feed.isEnded || feed.bufferedFrames >= min(frames, reader.targetFill))
     }
 }
 
