@@ -21,6 +21,8 @@ final class OwnerThread: @unchecked Sendable {
     private let threadID = Atomic<UInt>(0)
     private var thread: pthread_t?
     private let name: String
+    /// What the thread is for, in error messages ("owns the JACK client").
+    private let purpose: String
     /// How long the thread sleeps when nothing wakes it, in seconds.
     let interval: Double
     /// Run on the owner thread after each wake-up and at each interval.
@@ -31,8 +33,9 @@ final class OwnerThread: @unchecked Sendable {
     var soon = false
 
     /// `wakeup`: signalled by whoever has work for `tick` (JACK's callbacks).
-    init(name: String, interval: Double, wakeup: Wakeup) {
+    init(name: String, interval: Double, wakeup: Wakeup, purpose: String = "owns the JACK client") {
         self.name = name
+        self.purpose = purpose
         self.wakeup = wakeup
         self.interval = interval
     }
@@ -55,7 +58,7 @@ final class OwnerThread: @unchecked Sendable {
         }, box.toOpaque())
         guard rc == 0 else {
             box.release()
-            throw JACKError("cannot start the thread that owns the JACK client (error \(rc))")
+            throw JACKError("cannot start the thread that \(purpose) (error \(rc))")
         }
         thread = t
     }

@@ -156,25 +156,28 @@ public final class RunningGraph: @unchecked Sendable {
         cycle = session.cycle
         transport = LiveTransport(session: session)
         control = ControlSurface(compiled: session.compiled, host: transport)
-        transportThread = Self.startTransportDriver(session)
+        do {
+            transportThread = try Self.startTransportDriver(session)
+        } catch {
+            _ = owner.sync { [session] in session.stop() }
+            owner.stop()
+            throw error
+        }
         owner.wake()
     }
 
     /// Starts the thread that carries out transport locates, when sources
     /// follow the transport. [main-thread]
-    private static func startTransportDriver(_ session: JACKSession) -> OwnerThread? {
+    private static func startTransportDriver(_ session: JACKSession) throws -> OwnerThread? {
         guard let t = session.transport else { return nil }
         let cycle = session.cycle
         let extra = session.options.extraFill
         let driver = TransportDriver(transport: t, followers: session.followers.map(\.node), worker: session.engine.worker,
                                      readyFrames: { cycle.bufferSize.load(ordering: .relaxed) + extra })
-        let thread = OwnerThread(name: "agraph-transport", interval: 0.5, wakeup: t.wakeup)
+        let thread = OwnerThread(name: "agraph-transport", interval: 0.5, wakeup: t.wakeup,
+                                 purpose: "locates the sources following the JACK transport")
         thread.tick = { [unowned thread] in thread.soon = driver.tick() }
-        do {
-            try thread.start()
-        } catch {
-            return nil
-        }
+        try thread.start()
         return thread
     }
 
