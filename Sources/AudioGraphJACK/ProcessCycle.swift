@@ -93,6 +93,7 @@ final class ProcessCycle: @unchecked Sendable {
         if let transport, let client = clientHandle { transport.observe(client) }
         if n > maxFrames || paused.load(ordering: .relaxed) {
             if n > maxFrames { oversizedCycles.add(1, ordering: .relaxed) }
+            transport?.standStill()
             i = 0
             while i < outputCount {
                 if let b = binder.buffers[outputSlots[i]] { Kernels.fill(b, count: n, value: 0) }

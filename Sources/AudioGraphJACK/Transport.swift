@@ -118,6 +118,16 @@ final class JACKTransport: @unchecked Sendable {
         return plays
     }
 
+    /// A cycle in which the graph does not render (paused, or a period
+    /// larger than it was prepared for): the followers stay where they are,
+    /// located only if the transport is there too. [audio-thread, after
+    /// `observe`]
+    @inline(__always)
+    func standStill() {
+        absorbAnswer()
+        located.store(primed && position == lastFrame, ordering: .relaxed)
+    }
+
     /// The slow-sync answer: ready when the followers are at the frame the
     /// transport starts from. [audio-thread, JACK's sync callback]
     @inline(__always)

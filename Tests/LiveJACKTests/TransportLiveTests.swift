@@ -62,6 +62,13 @@ final class TransportLiveTests: LiveTestCase {
         return (runs, unknown)
     }
 
+    /// Whether `starts` are, in order, the first frames of some of `runs`.
+    static func startsInOrder(_ runs: [Run], _ starts: [Int]) -> Bool {
+        var k = 0
+        for r in runs where k < starts.count && r.first == starts[k] { k += 1 }
+        return k == starts.count
+    }
+
     /// Writes frames `frames` of the numbered sequence to `name` (mono
     /// float WAV at 48 kHz).
     func writeNumberedFile(_ name: String = "numbered.wav", frames: Range<Int> = 0..<TransportLiveTests.fileFrames) throws {
@@ -193,21 +200,34 @@ final class TransportLiveTests: LiveTestCase {
             try jackTransport(server, "play")
             XCTAssertNotNil(waitForTransport(live) { $0.state == .rolling && $0.frame >= stopped.frame + 24000 }, "\(live.status())")
             let mallocs = MallocCounter.total
+            XCTAssertNotNil(waitForTransport(live) { $0.located }, "\(live.status())")
             let status = live.status()
-            XCTAssertEqual(status.transport?.located, true)
             try checkNoXruns(rec, live, isLast: isLast)
+            // On a last attempt with xruns, a cycle JACK skipped for the
+            // graph makes the follower locate again (a little ahead, on the
+            // transport's frame): the cycle-by-cycle check still holds,
+            // the runs are split further.
+            let clean = max(rec.xruns, status.xruns) == 0
 
             if MallocCounter.isAvailable {
                 XCTAssertEqual(mallocs, 0, "allocations on JACK's process thread across locates, starts and stops")
             }
-            XCTAssertEqual(status.underruns, 0, "no underrun: a locate's refill is not an underrun")
+            if clean { XCTAssertEqual(status.underruns, 0, "no underrun: a locate's refill is not an underrun") }
+
+            // Cycle by cycle: the follower played exactly the transport's
+            // frame, and nothing while the transport stood still.
+            let recorded = rec.framesRecorded
+            let check = Self.followsTransport(rec, channel: 0, recorded: recorded)
+            XCTAssertEqual(check.problems, [], "the follower against the transport, cycle by cycle")
+            XCTAssertGreaterThan(check.played, 2 * 48000 / server.period)
 
             // The follower: the warm-up run from 48000, then from exactly
             // 96000, then from exactly 240000, then on from where it stopped.
-            let recorded = rec.framesRecorded
             let follower = Self.runs(rec.samples(0, 0..<recorded))
             XCTAssertEqual(follower.unknown, 0, "every sample is a frame of the file or silence")
             let runs = follower.runs
+            XCTAssertTrue(Self.startsInOrder(runs, [48000, 96000, 240000]), "runs from each located frame: \(runs)")
+            guard clean else { return }
             XCTAssertEqual(runs.count, 4, "\(runs)")
             guard runs.count == 4 else { return }
             XCTAssertEqual(runs[0].first, 48000, "\(runs)")
@@ -222,12 +242,6 @@ final class TransportLiveTests: LiveTestCase {
             for k in 1..<runs.count {
                 XCTAssertGreaterThanOrEqual(runs[k].at - (runs[k - 1].at + runs[k - 1].count), server.period, "\(runs)")
             }
-
-            // Cycle by cycle: the follower played exactly the transport's
-            // frame, and nothing while the transport stood still.
-            let check = Self.followsTransport(rec, channel: 0, recorded: recorded)
-            XCTAssertEqual(check.problems, [], "the follower against the transport, cycle by cycle")
-            XCTAssertGreaterThan(check.played, 2 * 48000 / server.period)
 
             // The free source played on through every stop and locate:
             // one run, looping the file.
@@ -264,14 +278,19 @@ final class TransportLiveTests: LiveTestCase {
             live.pause()
             XCTAssertTrue(live.status().paused)
             usleep(300_000)
+            XCTAssertEqual(live.status().transport?.located, false, "paused while the transport rolls on: not where it is")
             live.play()
             let resumed = try XCTUnwrap(waitForTransport(live) { $0.state == .rolling && $0.located }, "\(live.status())")
             XCTAssertNotNil(waitForTransport(live) { $0.frame >= resumed.frame + 24000 }, "\(live.status())")
             try checkNoXruns(rec, live, isLast: isLast)
+            let clean = max(rec.xruns, live.status().xruns) == 0
 
             let recorded = rec.framesRecorded
             let check = Self.followsTransport(rec, channel: 0, recorded: recorded)
             XCTAssertEqual(check.problems, [], "the follower against the transport, cycle by cycle")
+            XCTAssertGreaterThan(check.played, 3 * 24000 / (2 * server.period), "it played after joining and after the pause")
+            // With xruns (a last attempt), the cycle-by-cycle check is what holds.
+            guard clean else { return }
             let runs = Self.runs(rec.samples(0, 0..<recorded)).runs
             XCTAssertEqual(runs.count, 2, "\(runs)")
             guard runs.count == 2 else { return }
@@ -314,9 +333,9 @@ final class TransportLiveTests: LiveTestCase {
         let rec = try JACKRecorder(server: again.name, channels: 2, seconds: 10)
         defer { rec.close() }
         XCTAssertTrue(waitForSignal(rec, seconds: 0.1, channel: 1), "the free source plays, its connection restored")
-        try jackTransport(again, "locate 72000")
-        XCTAssertNotNil(waitForTransport(live) { $0.frame == 72000 && $0.located }, "\(live.status())")
-        try jackTransport(again, "play")
+        // Locate and play at once: the transport starts from 72000 only
+        // once the follower is there.
+        try jackTransport(again, "locate 72000", "play")
         XCTAssertNotNil(waitForTransport(live) { $0.state == .rolling && $0.frame >= 72000 + 24000 }, "\(live.status())")
         let recorded = rec.framesRecorded
         if rec.xruns == 0 {
@@ -429,8 +448,14 @@ final class TransportLiveTests: LiveTestCase {
                 let check = Self.followsTransport(rec, channel: c, recorded: recorded)
                 XCTAssertEqual(check.problems, [], "\(name) against the transport, cycle by cycle")
                 let runs = Self.runs(rec.samples(c, 0..<recorded)).runs
-                XCTAssertEqual(runs.map(\.first), [200_000, 100_000], "\(name): from each located frame: \(runs)")
-                XCTAssertTrue(runs.allSatisfy { $0.count >= 24000 }, "\(name): \(runs)")
+                if xruns == 0 {
+                    XCTAssertEqual(runs.map(\.first), [200_000, 100_000], "\(name): from each located frame: \(runs)")
+                    XCTAssertTrue(runs.allSatisfy { $0.count >= 24000 }, "\(name): \(runs)")
+                } else {
+                    // A last attempt with xruns: a skipped cycle makes the
+                    // followers locate again, on the transport's frame.
+                    XCTAssertTrue(Self.startsInOrder(runs, [200_000, 100_000]), "\(name): from each located frame: \(runs)")
+                }
             }
         }
     }
