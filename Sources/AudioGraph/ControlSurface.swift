@@ -76,6 +76,38 @@ public struct PortPeak: Sendable, Equatable {
     }
 }
 
+/// A host's transport (JACK's) as the sources following it see it.
+public struct TransportReading: Sendable, Equatable {
+    public enum State: String, Sendable, CaseIterable {
+        case stopped, rolling, starting
+    }
+
+    public var state: State
+    /// The transport's frame at the start of the last cycle.
+    public var frame: Int
+    /// `frame` in seconds at the graph's rate.
+    public var seconds: Double
+    /// The nodes following it (`TransportFollowing`), in graph order.
+    public var followers: [String]
+    /// Whether the followers are at the transport's frame (false while a
+    /// locate is being carried out, or before they are first placed).
+    public var located: Bool
+
+    public init(state: State, frame: Int, seconds: Double, followers: [String], located: Bool) {
+        self.state = state
+        self.frame = frame
+        self.seconds = seconds
+        self.followers = followers
+        self.located = located
+    }
+
+    /// `transport rolling 12.5 s (frame 600000)`, with `locating` while the
+    /// followers are not there yet.
+    public var text: String {
+        "transport \(state.rawValue) \(formatFixed(seconds, 1)) s (frame \(frame))" + (located ? "" : " locating")
+    }
+}
+
 /// Where a running graph is, as one value: the `status` command and the
 /// status line both show it, with the same text.
 public struct GraphStatus: Sendable, Equatable {
@@ -95,10 +127,13 @@ public struct GraphStatus: Sendable, Equatable {
     public var serverGone: Bool
     /// The last window of each `meter` node.
     public var meters: [MeterReading]
+    /// The host's transport, when sources follow it (nil otherwise).
+    public var transport: TransportReading?
 
     public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
                 bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = [],
-                damagedFrames: Int = 0) {
+                damagedFrames: Int = 0, transport: TransportReading? = nil) {
+        self.transport = transport
         self.damagedFrames = damagedFrames
         self.seconds = seconds
         self.frames = frames
@@ -113,11 +148,13 @@ public struct GraphStatus: Sendable, Equatable {
         self.meters = meters
     }
 
-    /// One line: position, peaks, meters, xruns, underruns, DSP load, flags.
+    /// One line: position, transport, peaks, meters, xruns, underruns, DSP
+    /// load, flags.
     public var text: String {
         let levels = (peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" } + meters.map(\.text))
             .joined(separator: "  ")
-        return "\(formatFixed(seconds, 1)) s  \(levels)  xruns \(xruns)  underruns \(underruns)"
+        return "\(formatFixed(seconds, 1)) s  " + (transport.map { $0.text + "  " } ?? "")
+            + "\(levels)  xruns \(xruns)  underruns \(underruns)"
             + (damagedFrames > 0 ? "  damaged \(damagedFrames)" : "") + "  DSP \(formatFixed(cpuLoad, 1)) %"
             + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
     }
@@ -167,6 +204,13 @@ public protocol ControlHost: AnyObject, Sendable {
     /// The graph's status now (non-destructive: two calls at the same
     /// moment agree).
     func status() -> GraphStatus
+    /// The nodes that follow the host's transport: `seek` leaves them to
+    /// it. Default: none.
+    var transportFollowers: [String] { get }
+}
+
+extension ControlHost {
+    public var transportFollowers: [String] { [] }
 }
 
 /// Set/get/seek/pause/play/status on a compiled graph, by address and word.
@@ -284,11 +328,20 @@ public final class ControlSurface: @unchecked Sendable {
         return ParameterReading(address: a, value: value, word: Self.word(value, for: p))
     }
 
-    /// Moves one source (or, with nil, every seekable source) to `seconds`.
+    /// Moves one source (or, with nil, every seekable source that does not
+    /// follow the host's transport) to `seconds`. A source that follows the
+    /// transport is moved by locating the transport instead.
     public func seek(node id: String?, seconds: Double) throws(ControlError) {
-        let targets = graph.nodes.filter { id == nil || $0.id == id }
+        let following = Set(host?.transportFollowers ?? [])
+        if let id, following.contains(id) {
+            throw ControlError("'\(id)' follows the JACK transport: locate the transport instead (e.g. jack_transport: locate FRAME)")
+        }
+        let targets = graph.nodes.filter { (id == nil && !following.contains($0.id)) || $0.id == id }
             .compactMap { n in engine.node(n.id).flatMap { $0 as? SeekableNode }.map { (n.id, $0) } }
         guard !targets.isEmpty else {
+            if id == nil && !following.isEmpty {
+                throw ControlError("every seekable source follows the JACK transport: locate the transport instead (e.g. jack_transport: locate FRAME)")
+            }
             let seekable = graph.nodes.filter { engine.node($0.id) is SeekableNode }.map(\.id)
             throw ControlError((id.map { "'\($0)' cannot seek" } ?? "nothing in this graph can seek")
                                + "; seekable nodes: \(seekable.isEmpty ? "none" : seekable.joined(separator: ", "))")

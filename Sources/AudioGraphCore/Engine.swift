@@ -22,6 +22,8 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
 ///   I/O, logging or waiting.
 /// - `post`: [control threads]
 /// - `framePosition`, `isFinished`: [any thread]
+/// - `setTransportFollowers`: [main-thread & !rendering]; `transportHeld`:
+///   [audio-thread], set before `render`
 public final class Engine: @unchecked Sendable {
     /// One entry of the schedule, in topological order.
     public struct Step {
@@ -76,6 +78,19 @@ public final class Engine: @unchecked Sendable {
     public let worker: BackgroundWorker
     private let position = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
+    /// Per step: whether it follows the host's transport.
+    private let followers: UnsafeMutablePointer<Bool>
+    /// Per step: the node as a follower, when it follows.
+    private var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
+    /// Whether any step follows the transport.
+    private var anyFollower = false
+
+    /// While true, the steps that follow the host's transport
+    /// (`setTransportFollowers`) are not rendered: their outputs are
+    /// silence (running, not ended) and their streams stay where they are.
+    /// A live host sets it before each `render` from its transport (JACK's
+    /// stopped, starting, or not yet where the sources are). [audio-thread]
+    public var transportHeld = false
     private let lastValid = Atomic<Int>(0)
 
     /// Frames of real signal that reached the sinks in the last block: less
@@ -168,7 +183,30 @@ public final class Engine: @unchecked Sendable {
         delayLines = lines
         nodes = ContiguousArray(steps.map { $0.node })
         worker = BackgroundWorker(jobs: steps.compactMap { $0.node.backgroundJob })
+        followers = .allocate(capacity: max(steps.count, 1))
+        followers.initialize(repeating: false, count: max(steps.count, 1))
     }
+
+    deinit { followers.deallocate() }
+
+    /// Marks the steps named `ids` as following the host's transport (held
+    /// while `transportHeld`); every other step runs freely. Returns the
+    /// ids that name no step. [main-thread & !rendering]
+    @discardableResult
+    public func setTransportFollowers(_ ids: Set<String>) -> Set<String> {
+        var unknown = ids
+        followingNodes = ContiguousArray(repeating: nil, count: nodes.count)
+        for (i, id) in self.ids.enumerated() {
+            followers[i] = ids.contains(id)
+            if followers[i] { followingNodes[i] = nodes[i] as? TransportFollowing }
+            unknown.remove(id)
+        }
+        anyFollower = ids.count > unknown.count
+        return unknown
+    }
+
+    /// The steps that follow the host's transport, in schedule order. [any thread]
+    public var transportFollowers: [String] { ids.indices.filter { followers[$0] }.map { ids[$0] } }
 
     /// Frames rendered so far. [any thread]
     public var framePosition: Int { position.load(ordering: .relaxed) }
@@ -205,7 +243,11 @@ public final class Engine: @unchecked Sendable {
                 delayLines[d].render(frames: n)
                 d += 1
             }
-            nodes[i].render(frames: n)
+            if transportHeld && anyFollower && followers[i] {
+                hold(step: i, frames: n)
+            } else {
+                nodes[i].render(frames: n)
+            }
             i += 1
         }
         var done = true
@@ -221,6 +263,24 @@ public final class Engine: @unchecked Sendable {
         finished.store(done, ordering: .relaxed)
         position.add(n, ordering: .relaxed)
         worker.wake()
+    }
+
+    /// A held step's block: silence on every output, running (its stream
+    /// not ended, not advanced); a `TransportFollowing` node does it itself
+    /// (`renderHeld`). [audio-thread]
+    @inline(__always)
+    private func hold(step i: Int, frames n: Int) {
+        if let node = followingNodes[i] {
+            node.renderHeld(frames: n)
+            return
+        }
+        let buses = portOutputs[i]
+        var k = 0
+        while k < buses.count {
+            buses[k].clear(from: 0, to: n)
+            buses[k].state = BusState(validFrames: n, ended: false)
+            k += 1
+        }
     }
 
     /// Queues a parameter change for the next block. [control threads]

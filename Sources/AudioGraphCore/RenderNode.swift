@@ -270,8 +270,12 @@ public protocol CompressedFrameSource: AnyObject {
     func makeCursor() throws -> any CompressedFrameCursor
     /// The part that plays (the `media` source's `start`, `end`, `loop`).
     var playback: PlaybackWindow { get }
+    /// Its `transport` parameter: whether the decoders reading it follow
+    /// the host's transport (`TransportFollowing`).
+    var transportMode: TransportMode { get }
 }
 
 extension CompressedFrameSource {
     public var playback: PlaybackWindow { .whole }
+    public var transportMode: TransportMode { .free }
 }

@@ -76,16 +76,23 @@ public final class FeedRing: @unchecked Sendable {
 
     // MARK: consumer side [audio-thread]
 
+    /// Drops what a `flush` made stale, if one came since the last call;
+    /// returns whether one did. A consumer that is held (not rendering,
+    /// e.g. while a transport stands still) calls it each block, so that
+    /// the producer has room to refill after a seek. [audio-thread]
+    @discardableResult
+    public func discardStale() -> Bool {
+        let generation = flushGeneration.load(ordering: .acquiring)
+        guard generation != seenFlushGeneration else { return false }
+        seenFlushGeneration = generation
+        let stale = flushPosition.load(ordering: .relaxed) &- ring.readPosition
+        if stale > 0 { ring.discard(stale) }
+        return true
+    }
+
     /// Fills `frames` frames of `bus` from the ring and sets its state.
     public func render(into bus: AudioBus, frames: Int) {
-        let generation = flushGeneration.load(ordering: .acquiring)
-        var flushed = false
-        if generation != seenFlushGeneration {
-            seenFlushGeneration = generation
-            let stale = flushPosition.load(ordering: .relaxed) &- ring.readPosition
-            if stale > 0 { ring.discard(stale) }
-            flushed = true
-        }
+        let flushed = discardStale()
         // Read the flag first: if it was set, everything before it is in the ring.
         let endSeen = ended.load(ordering: .acquiring)
         let want = frames < scratchFrames ? frames : scratchFrames

@@ -27,6 +27,11 @@ final class JACKSession: @unchecked Sendable {
     var engine: Engine { compiled.engine }
     let cycle: ProcessCycle
     let latency = LatencyPublisher()
+    /// JACK's transport as the following sources see it; nil when none follows.
+    let transport: JACKTransport?
+    /// The nodes that follow the transport, in graph order, with their
+    /// runtime nodes.
+    let followers: [(id: String, node: any TransportFollowing)]
     private let continuation: AsyncStream<Event>.Continuation
     private(set) var client: JACKClient
     /// The server this session started, if any.
@@ -127,6 +132,10 @@ final class JACKSession: @unchecked Sendable {
                              measure: options.measureCycles, threadInit: options.threadInit, wakeup: wakeup)
         let engine = compiled.engine
         underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
+        followers = Self.transportFollowers(graph, engine, mode: options.transport)
+        engine.setTransportFollowers(Set(followers.map(\.id)))
+        transport = followers.isEmpty ? nil : JACKTransport(sampleRate: graph.sampleRate)
+        cycle.transport = transport
         setTargetFill(bufferSize: client.bufferSize)
         do {
             try attach(client)
@@ -134,6 +143,16 @@ final class JACKSession: @unchecked Sendable {
             client.close()
             server?.stop()
             throw error
+        }
+    }
+
+    /// The time-based sources that follow the transport: those whose
+    /// `transport` parameter says so, or every one when `mode` is given.
+    static func transportFollowers(_ graph: ValidatedGraph, _ engine: Engine,
+                                   mode: TransportMode?) -> [(id: String, node: any TransportFollowing)] {
+        graph.nodes.compactMap { n in
+            guard let f = engine.node(n.id) as? TransportFollowing, (mode ?? f.transportMode) == .follow else { return nil }
+            return (n.id, f)
         }
     }
 
@@ -171,6 +190,11 @@ final class JACKSession: @unchecked Sendable {
         jack_set_port_connect_callback(h, portConnectCallback, context)
         jack_set_port_registration_callback(h, portRegistrationCallback, context)
         jack_set_latency_callback(h, latencyCallback, Unmanaged.passUnretained(latency).toOpaque())
+        if let transport {
+            // A slow-sync client: a starting transport waits until the
+            // followers are at its frame.
+            jack_set_sync_callback(h, transportSyncCallback, Unmanaged.passUnretained(transport).toOpaque())
+        }
         cycle.bufferSize.store(client.bufferSize, ordering: .relaxed)
         seenSize = client.bufferSize
         // The route the connections will give, known before anything is

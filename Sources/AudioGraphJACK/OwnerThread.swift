@@ -21,15 +21,21 @@ final class OwnerThread: @unchecked Sendable {
     private let threadID = Atomic<UInt>(0)
     private var thread: pthread_t?
     private let name: String
+    /// What the thread is for, in error messages ("owns the JACK client").
+    private let purpose: String
     /// How long the thread sleeps when nothing wakes it, in seconds.
     let interval: Double
     /// Run on the owner thread after each wake-up and at each interval.
     /// [set before `start`]
     var tick: (() -> Void)?
+    /// Set by `tick` when it wants to run again soon (2 ms) rather than
+    /// after `interval`. [owner-thread]
+    var soon = false
 
     /// `wakeup`: signalled by whoever has work for `tick` (JACK's callbacks).
-    init(name: String, interval: Double, wakeup: Wakeup) {
+    init(name: String, interval: Double, wakeup: Wakeup, purpose: String = "owns the JACK client") {
         self.name = name
+        self.purpose = purpose
         self.wakeup = wakeup
         self.interval = interval
     }
@@ -52,7 +58,7 @@ final class OwnerThread: @unchecked Sendable {
         }, box.toOpaque())
         guard rc == 0 else {
             box.release()
-            throw JACKError("cannot start the thread that owns the JACK client (error \(rc))")
+            throw JACKError("cannot start the thread that \(purpose) (error \(rc))")
         }
         thread = t
     }
@@ -66,7 +72,9 @@ final class OwnerThread: @unchecked Sendable {
                 return
             }
             tick?()
-            wakeup.wait(timeout: interval)
+            let wait = soon ? 0.002 : interval
+            soon = false
+            wakeup.wait(timeout: wait)
         }
     }
 

@@ -37,6 +37,8 @@ final class ProcessCycle: @unchecked Sendable {
     let threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     /// The client whose process thread this is. [set before activation]
     var clientHandle: OpaquePointer?
+    /// JACK's transport, when sources follow it. [set before activation]
+    var transport: JACKTransport?
     /// The reason JACK gave, copied without allocating.
     private let reasonBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
     let measure: Bool
@@ -87,14 +89,18 @@ final class ProcessCycle: @unchecked Sendable {
             binder.buffers[i] = jack_port_get_buffer(ports[i], frames)?.assumingMemoryBound(to: Float.self)
             i += 1
         }
+        let transport = self.transport
+        if let transport, let client = clientHandle { transport.observe(client) }
         if n > maxFrames || paused.load(ordering: .relaxed) {
             if n > maxFrames { oversizedCycles.add(1, ordering: .relaxed) }
+            transport?.standStill()
             i = 0
             while i < outputCount {
                 if let b = binder.buffers[outputSlots[i]] { Kernels.fill(b, count: n, value: 0) }
                 i += 1
             }
         } else {
+            if let transport { engine.transportHeld = !transport.advance(frames: frames) }
             engine.render(frames: n)
             // Tell the monitor at once, not at its next timeout.
             if !endSignalled && engine.isFinished {

@@ -53,6 +53,11 @@ public final class RunningGraph: @unchecked Sendable {
         public var extraFill = 256
         /// Record every process cycle's duration (for benchmarks).
         public var measureCycles = false
+        /// JACK transport: nil leaves it to each time-based source's
+        /// `transport` parameter; `.follow` makes every one (`file`, the
+        /// decoders of `ac4` and `media`, `playlist`) follow JACK's
+        /// transport, `.free` none (`agraph run --transport follow|free`).
+        public var transport: TransportMode?
         /// Called once on JACK's process thread when it starts (e.g. to set
         /// thread affinity); must itself be real-time safe.
         public var threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
@@ -100,6 +105,8 @@ public final class RunningGraph: @unchecked Sendable {
     private let owner: OwnerThread
     private let session: JACKSession
     private let transport: LiveTransport
+    /// Carries out transport locates for the following sources; nil when none follows.
+    private let transportThread: OwnerThread?
     let cycle: ProcessCycle
     private let stopped = Atomic<Bool>(false)
 
@@ -149,8 +156,34 @@ public final class RunningGraph: @unchecked Sendable {
         cycle = session.cycle
         transport = LiveTransport(session: session)
         control = ControlSurface(compiled: session.compiled, host: transport)
+        do {
+            transportThread = try Self.startTransportDriver(session)
+        } catch {
+            _ = owner.sync { [session] in session.stop() }
+            owner.stop()
+            throw error
+        }
         owner.wake()
     }
+
+    /// Starts the thread that carries out transport locates, when sources
+    /// follow the transport. [main-thread]
+    private static func startTransportDriver(_ session: JACKSession) throws -> OwnerThread? {
+        guard let t = session.transport else { return nil }
+        let cycle = session.cycle
+        let extra = session.options.extraFill
+        let driver = TransportDriver(transport: t, followers: session.followers.map(\.node), worker: session.engine.worker,
+                                     readyFrames: { cycle.bufferSize.load(ordering: .relaxed) + extra })
+        let thread = OwnerThread(name: "agraph-transport", interval: 0.5, wakeup: t.wakeup,
+                                 purpose: "locates the sources following the JACK transport")
+        thread.tick = { [unowned thread] in thread.soon = driver.tick() }
+        try thread.start()
+        return thread
+    }
+
+    /// The nodes that follow JACK's transport (their `transport`
+    /// parameter, or `Options.transport`), in graph order. [any thread]
+    public var transportFollowers: [String] { session.followers.map(\.id) }
 
     deinit { stop() }
 
@@ -237,6 +270,7 @@ public final class RunningGraph: @unchecked Sendable {
     @discardableResult
     public func stop() -> [String] {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return [] }
+        transportThread?.stop()
         let errors = owner.sync { [session] in session.stop() }
         owner.stop()
         return errors
@@ -254,8 +288,15 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
     func pause() { cycle.paused.store(true, ordering: .relaxed) }
     func play() { cycle.paused.store(false, ordering: .relaxed) }
 
+    var transportFollowers: [String] { session.followers.map(\.id) }
+
     func status() -> GraphStatus {
         let engine = session.engine
+        let transport = session.transport.map { t in
+            let frame = t.frame.load(ordering: .relaxed)
+            return TransportReading(state: t.reading, frame: frame, seconds: Double(frame) / session.graph.sampleRate,
+                                    followers: transportFollowers, located: t.located.load(ordering: .relaxed))
+        }
         let underruns = session.graph.nodes.compactMap { engine.node($0.id) as? UnderrunCounting }.map(\.underrunCount).reduce(0, +)
         let gone = cycle.serverGone.load(ordering: .relaxed)
         return GraphStatus(seconds: Double(engine.framePosition) / session.graph.sampleRate, frames: engine.framePosition,
@@ -265,7 +306,8 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                            paused: cycle.paused.load(ordering: .relaxed), finished: engine.isFinished, serverGone: gone,
                            meters: session.compiled.meterReadings,
                            damagedFrames: session.graph.nodes.compactMap { engine.node($0.id) as? DamageCounting }
-                               .map(\.damagedFrames).reduce(0, +))
+                               .map(\.damagedFrames).reduce(0, +),
+                           transport: transport)
     }
 }
 

@@ -23,6 +23,8 @@ public struct MediaSourceType: NodeType {
             .init("start", .number, range: 0...31_536_000, default: .number(0), unit: "s", "Where to start playing."),
             .init("end", .number, range: 0...31_536_000, optional: true, unit: "s", "Where to stop (default: the end of the stream)."),
             .init("loop", .boolean, default: .boolean(false), "Start again at `start` after `end` (no end of stream)."),
+            .init("transport", .choice(TransportMode.names), default: .string(TransportMode.free.rawValue),
+                  TransportMode.parameterHelp + " The decoder reading it follows: transport frame F plays the stream from start + F; with loop and a known end, wrapped into start…end."),
         ],
         domain: .background)
 
@@ -103,7 +105,8 @@ public struct MediaSourceType: NodeType {
             end = min(end ?? length, length)
         }
         return MediaSourceNode(path: full, stream: file.streams[index], sampleRate: c.sampleRate,
-                               window: PlaybackWindow(start: start, end: end, loops: c.parameters.boolean("loop") ?? false))
+                               window: PlaybackWindow(start: start, end: end, loops: c.parameters.boolean("loop") ?? false),
+                               transportMode: TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free)
     }
 }
 
@@ -115,14 +118,16 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, @unchecke
     public let stream: MediaStream
     public let sampleRate: Double
     public let playback: PlaybackWindow
+    public let transportMode: TransportMode
     var output: AudioBus?
 
     /// [main-thread]
-    init(path: String, stream: MediaStream, sampleRate: Double, window: PlaybackWindow) {
+    init(path: String, stream: MediaStream, sampleRate: Double, window: PlaybackWindow, transportMode: TransportMode) {
         self.path = path
         self.stream = stream
         self.sampleRate = sampleRate
         self.playback = window
+        self.transportMode = transportMode
     }
 
     public var codec: String { stream.codec }

@@ -17,6 +17,8 @@ public struct AC4SourceType: NodeType {
         inputs: .none,
         parameters: [
             .init("path", .path, "The .ac4 file; relative to the graph file's folder."),
+            .init("transport", .choice(TransportMode.names), default: .string(TransportMode.free.rawValue),
+                  TransportMode.parameterHelp + " The decoder reading it follows: transport frame F plays the stream's sample F."),
         ],
         domain: .background)
 
@@ -44,7 +46,9 @@ public struct AC4SourceType: NodeType {
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
         guard let path = c.parameters.string("path") else { throw EngineError(nodeID: c.nodeID, "no path") }
         let file = try AC4FileReader(path: c.resolvePath(path))
-        return AC4SourceNode(bytes: file.bytes, sampleRate: c.sampleRate)
+        let node = AC4SourceNode(bytes: file.bytes, sampleRate: c.sampleRate)
+        node.transportMode = TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free
+        return node
     }
 }
 
@@ -55,6 +59,8 @@ public final class AC4SourceNode: RenderNode, CompressedFrameSource, @unchecked 
     public let bytes: [UInt8]
     public let index: AC4Index
     public let sampleRate: Double
+    /// Its `transport` parameter. [main-thread, before the engine is built]
+    public var transportMode = TransportMode.free
     var output: AudioBus?
 
     /// [main-thread]

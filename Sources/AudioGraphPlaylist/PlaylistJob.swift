@@ -37,6 +37,11 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     let endMargin: Int
     private let fillTarget = Atomic<Int>(Int.max)
     private let nextRequests = Atomic<Int>(0)
+    /// Transport locates, in frames from the list's start.
+    let seeks = SeekRequests()
+    /// Each entry's length in frames (its window; nil: not known), by its
+    /// identity, as found when a locate needed it. [worker-thread]
+    private var lengths: [Int: Int?] = [:]
 
     /// The item being decoded.
     private struct Current {
@@ -101,6 +106,11 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     // MARK: work [worker-thread]
 
     func service() -> Bool {
+        if let request = seeks.take() {
+            relocate(to: request.frame)
+            seeks.done(request.sequence)
+            return true
+        }
         if nextRequests.exchange(0, ordering: .acquiring) > 0 {
             skip()
             return true
@@ -117,8 +127,10 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     }
 
     /// Opens the next item and marks its start; an item that cannot be
-    /// opened is marked failed (the one after it starts next time).
-    private func startNext() -> Bool {
+    /// opened is marked failed (the one after it starts next time). With
+    /// `offset`, the item starts that many frames after its start (a
+    /// transport locate).
+    private func startNext(offset: Int = 0) -> Bool {
         guard let (entry, index) = queue.takeNext(loop: loop) else {
             // Nothing more, for now: an item added before the audio reaches
             // the end still plays.
@@ -138,6 +150,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             let stream = DecodedStream(cursor: cursor, decoder: decoder, window: source.window,
                                        framesPerDecode: framesPerDecode, sampleRate: target.sampleRate, badFrames: badFrames)
             if let why = stream.openIfNeeded() { throw PlaylistItemSource.Problem(field: "path", message: why) }
+            if offset > 0 { stream.restart(at: source.window.start + offset) }
             current = Current(id: entry.id, index: index, path: entry.item.path, stream: stream,
                               mixer: ChannelMixer(matrix: source.matrix, columns: source.stream.channels))
             log.mark(.started, id: entry.id, index: index, path: entry.item.path, at: position)
@@ -199,6 +212,59 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         }
         if let unheard { queue.replay(unheard.id) }
         if ended { feed.markEnd() }
+    }
+
+    /// A transport locate: drops what the ring holds beyond what is heard,
+    /// reports the item heard as skipped, and goes on from where the list
+    /// is `frame` frames after its first item's start: each item counts
+    /// its window (start to end, or to the end its container gives); with
+    /// `loop` and every length known, `frame` wraps around the list. From
+    /// an item whose length is not known on, the frames left go to it.
+    /// Past the end of a list that does not loop, the stream ends (until
+    /// the next locate).
+    private func relocate(to frame: Int) {
+        let heardUpTo = feed.ring.readPosition
+        feed.flush()
+        let (heard, _) = log.cut(at: heardUpTo)
+        if let heard {
+            log.mark(.skipped, id: heard.id, index: heard.index, path: heard.path, at: feed.ring.writePosition)
+        }
+        current = nil
+        ended = false
+        failuresInARow = 0
+        let entries = queue.contents.entries
+        let known = entries.map { length(of: $0) }
+        var left = max(frame, 0)
+        if loop, !known.isEmpty, !known.contains(where: { $0 == nil }) {
+            let total = known.reduce(0) { $0 + ($1 ?? 0) }
+            if total > 0 { left %= total }
+        }
+        var index = 0
+        while index < entries.count, let n = known[index], left >= n {
+            left -= n
+            index += 1
+        }
+        queue.restart(at: index)
+        if index >= entries.count {
+            end()
+        } else {
+            _ = startNext(offset: left)
+        }
+    }
+
+    /// How many frames an entry plays: its window's end (given, or the
+    /// length its container gives) less its start; nil when not known or
+    /// it cannot be opened. Remembered by entry. [worker-thread]
+    private func length(of entry: PlaylistQueue.Entry) -> Int? {
+        if let known = lengths[entry.id] { return known }
+        var n: Int?
+        if let source = try? PlaylistItemSource.open(entry.item, for: target) {
+            let seconds = source.stream.durationSeconds ?? source.file.durationSeconds
+            let end = source.window.end ?? seconds.map { Int(($0 * target.sampleRate).rounded()) }
+            n = end.map { max($0 - source.window.start, 0) }
+        }
+        lengths[entry.id] = n
+        return n
     }
 
     // MARK: DecodedPCMOutput [worker-thread]

@@ -4,7 +4,8 @@ import AudioGraphCore
 /// from its ring (`render`); the worker fills the ring (`PlaylistJob`);
 /// control threads edit the list and read the events (`perform`,
 /// `events`, `snapshot`).
-public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, PlaylistControlling, @unchecked Sendable {
+public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, PlaylistControlling, TransportFollowing,
+                                  @unchecked Sendable {
     public let nodeID: String
     let queue: PlaylistQueue
     let log: PlaylistEventLog
@@ -12,13 +13,15 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     let decoder: any FrameDecoder
     let loop: Bool
     let bufferFrames: Int
+    public let transportMode: TransportMode
     var feed: FeedRing?
     var job: PlaylistJob?
     var output: AudioBus?
 
     /// [main-thread]
     init(nodeID: String, items: [PlaylistItem], target: PlaylistItemSource.Target, decoder: any FrameDecoder,
-         loop: Bool, bufferFrames: Int) {
+         loop: Bool, bufferFrames: Int, transportMode: TransportMode = .free) {
+        self.transportMode = transportMode
         self.nodeID = nodeID
         queue = PlaylistQueue(items)
         log = PlaylistEventLog(node: nodeID)
@@ -57,6 +60,22 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     public var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 
     public var damagedFrames: Int { (job?.badFrames.count ?? 0) + decoder.concealedFrames }
+
+    // MARK: TransportFollowing [control-thread]
+
+    /// Transport frame F plays the list as if it had played from its first
+    /// item for F frames (`PlaylistJob.relocate`).
+    public func locate(toTransportFrame frame: Int) {
+        job?.seeks.request(frame)
+    }
+
+    /// [audio-thread]
+    public func renderHeld(frames: Int) { renderHeld(feed: feed, output: output, frames: frames) }
+
+    public func isLocated(readyFor frames: Int) -> Bool {
+        guard let job else { return true }
+        return job.seeks.isSettled && job.isReady(forFrames: frames)
+    }
 
     // MARK: PlaylistControlling [control-thread]
 

@@ -127,6 +127,16 @@ final class PlaylistQueue: @unchecked Sendable {
     /// No more items will start. [worker-thread]
     func markEnded() { state.withLock { $0.ended = true } }
 
+    /// Makes the item at `index` start next, the playlist not ended (a
+    /// transport locate). [worker-thread]
+    func restart(at index: Int) {
+        state.withLock { s in
+            s.next = index
+            s.current = nil
+            s.ended = false
+        }
+    }
+
     /// The index of entry `id`, if it is still in the list. [any thread]
     func index(of id: Int) -> Int? {
         state.withLock { $0.entries.firstIndex { $0.id == id } }

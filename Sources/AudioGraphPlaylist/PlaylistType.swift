@@ -41,6 +41,8 @@ public struct PlaylistType: NodeType {
             .init("loop", .boolean, default: .boolean(false), "Start again with the first item after the last (no end of stream)."),
             .init("bufferTime", .number, range: 0.01...60, default: .number(0.5), unit: "s",
                   "How much audio the ring between the decoder and the audio thread holds."),
+            .init("transport", .choice(TransportMode.names), default: .string(TransportMode.free.rawValue),
+                  TransportMode.parameterHelp + " Transport frame F plays the list as if it had played from its first item for F frames (each item from its start to its end or the length its container gives; with loop, wrapped when every length is known)."),
         ],
         domain: .background)
 
@@ -126,6 +128,7 @@ public struct PlaylistType: NodeType {
                                                codecs: decoderType.descriptor.inputCodecs)
         let bufferFrames = try FrameTime.frames(seconds: c.parameters.number("bufferTime") ?? 0.5, sampleRate: c.sampleRate)
         return PlaylistNode(nodeID: c.nodeID, items: list.entries.map(\.item), target: target, decoder: decoder,
-                            loop: c.parameters.boolean("loop") ?? false, bufferFrames: bufferFrames)
+                            loop: c.parameters.boolean("loop") ?? false, bufferFrames: bufferFrames,
+                            transportMode: TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free)
     }
 }

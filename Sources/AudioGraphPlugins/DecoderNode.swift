@@ -14,11 +14,14 @@ import Glibc
 /// parameter changes, seeking (flush, restart at the independent frame at
 /// or before the target, discard up to the exact sample) and the end of
 /// the stream.
-final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, DamageCounting, HostedPluginInstance {
+final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, DamageCounting, HostedPluginInstance,
+                               TransportFollowing {
     let decoder: PluginFrameDecoder
     let routeExt: agraph_output_route_ext_t?
     /// The part of the stream that plays (the source's start, end, loop).
     let window: PlaybackWindow
+    /// The source's `transport` parameter: the decoder follows for it.
+    let transportMode: TransportMode
     let typeID: String
     let nodeID: String
     let channels: Int
@@ -44,6 +47,7 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
         let t = type.pointee
         liveMask = (0..<Int(t.param_count)).map { t.params[$0].flags & UInt32(AGRAPH_PARAM_LIVE) != 0 }
         window = source.playback
+        transportMode = source.transportMode
         do {
             cursor = try source.makeCursor()
         } catch {
@@ -93,6 +97,21 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
 
     var lengthFrames: Int? { nil }
 
+    /// Transport frame F plays the stream's sample start + F (wrapped into
+    /// the window when it loops and its end is known); past the end, the
+    /// stream has ended. [control-thread]
+    func locate(toTransportFrame frame: Int) {
+        job?.requestSeek(toSample: window.sample(forTransportFrame: frame))
+    }
+
+    /// [audio-thread]
+    func renderHeld(frames: Int) { renderHeld(feed: feed, output: output, frames: frames) }
+
+    func isLocated(readyFor frames: Int) -> Bool {
+        guard let job else { return true }
+        return job.seeks.isSettled && job.isReady(forFrames: frames)
+    }
+
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 
     /// Frames the decoder refused as corrupt (played as silence). [any thread]
@@ -111,7 +130,8 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     /// Live parameter changes from the audio thread.
     let parameters = SPSCRing<ParameterChange>(minimumCapacity: 256)
     private let target = Atomic<Int>(Int.max)
-    private let pendingSeek = Atomic<Int>(-1)
+    /// Seeks asked for, in samples at the graph's rate.
+    let seeks = SeekRequests()
     /// One decode's worth of interleaved PCM, on its way to the ring.
     private let interleaved: UnsafeMutablePointer<Float>
     /// The end of the stream went into the ring. [worker-thread]
@@ -132,7 +152,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     var targetFill: Int { target.load(ordering: .relaxed) }
 
     /// [control-thread]
-    func requestSeek(toSample sample: Int) { pendingSeek.store(sample, ordering: .releasing) }
+    func requestSeek(toSample sample: Int) { seeks.request(sample) }
 
     func service() -> Bool {
         var worked = applyParameters()
@@ -141,12 +161,12 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
             endStream()
             return true
         }
-        let seekTo = pendingSeek.exchange(-1, ordering: .acquiring)
-        if seekTo >= 0 {
+        if let request = seeks.take() {
             worked = true
             feed.flush()
             ended = false
-            stream.restart(at: seekTo)
+            stream.restart(at: request.frame)
+            seeks.done(request.sequence)
         }
         if stream.isDone {
             if !ended {

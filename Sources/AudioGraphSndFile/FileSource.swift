@@ -41,6 +41,8 @@ public struct FileSourceType: NodeType, RateConversionReporting {
                   "A file at another rate than the graph's: auto (convert it to the graph's rate on the reader thread, libsoxr), off (refuse it), native (play it at its own rate, below the graph's, as a rate island for a resample node)."),
             .init("quality", .choice(ResampleQuality.names), default: .string("high"),
                   "The conversion's quality, as the resample node's: quick, low, medium, high (20-bit), very-high (28-bit)."),
+            .init("transport", .choice(TransportMode.names), default: .string(TransportMode.free.rawValue),
+                  TransportMode.parameterHelp + " Transport frame F plays the file from start + F; with loop, the laps follow (each from the file's beginning)."),
         ],
         domain: .background)
 
@@ -135,14 +137,18 @@ public struct FileSourceType: NodeType, RateConversionReporting {
                 }
             }
         }
-        return FileSourceNode(nodeID: c.nodeID, file: file, loop: c.parameters.boolean("loop") ?? false,
-                              capacityFrames: capacity, skipErrors: c.parameters.string("onError") == "skip",
-                              graphRate: c.sampleRate, converter: converter, pacer: pacer)
+        let node = FileSourceNode(nodeID: c.nodeID, file: file, loop: c.parameters.boolean("loop") ?? false,
+                                  capacityFrames: capacity, skipErrors: c.parameters.string("onError") == "skip",
+                                  graphRate: c.sampleRate, converter: converter, pacer: pacer)
+        node.startFrame = file.sampleRate == c.sampleRate ? startFrame
+            : Int((Double(startFrame) * c.sampleRate / file.sampleRate).rounded(.down))
+        node.transportMode = TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free
+        return node
     }
 }
 
 /// The audio-thread side of `file`: takes frames from the ring.
-final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
+final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, TransportFollowing {
     let nodeID: String
     let file: SoundFile
     let loop: Bool
@@ -152,10 +158,17 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
     /// `resample: "auto"` at another rate: the reader's converter.
     let converter: Resampler?
     /// `resample: "native"` at another rate: paces the rate island.
+    /// [audio-thread after prepare]
     var pacer: RatePacer?
+    /// Whether it plays as a rate island (`pacer`), for other threads.
+    let isRateIsland: Bool
     var feed: FeedRing?
     var reader: FileReaderJob?
     var output: AudioBus?
+    /// Where it starts (`start`), at the graph's rate. [set before prepare]
+    var startFrame = 0
+    /// Its `transport` parameter. [set before prepare]
+    var transportMode = TransportMode.free
 
     init(nodeID: String, file: SoundFile, loop: Bool, capacityFrames: Int, skipErrors: Bool,
          graphRate: Double, converter: Resampler? = nil, pacer: RatePacer? = nil) {
@@ -167,6 +180,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
         self.graphRate = graphRate
         self.converter = converter
         self.pacer = pacer
+        isRateIsland = pacer != nil
     }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
@@ -202,7 +216,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
         guard file.isLengthKnown else { return nil }
         guard file.sampleRate != graphRate else { return file.frames }
         let exact = Double(file.frames) * graphRate / file.sampleRate
-        return Int(pacer != nil ? exact.rounded(.up) : exact.rounded())
+        return Int(isRateIsland ? exact.rounded(.up) : exact.rounded())
     }
 
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
@@ -214,6 +228,46 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting {
         guard !file.isLengthKnown || fileFrame < max(file.frames, 1) else { return false }
         reader.requestSeek(toFrame: fileFrame)
         return true
+    }
+
+    /// The file's frame at the graph's rate that transport frame `frame`
+    /// plays: start + frame; past the end, the laps of a looping file
+    /// (each from the file's beginning, as it loops), else the end.
+    func graphFrame(forTransportFrame frame: Int) -> Int {
+        let f = startFrame + max(frame, 0)
+        guard let length = lengthFrames, f >= length else { return f }
+        guard loop, length > 0 else { return length }
+        return (f - length) % length
+    }
+
+    /// Seeks to where transport frame `frame` is; at or past the end of a
+    /// file that does not loop, to its end: the stream ends there and the
+    /// node plays silence until moved back. [control-thread]
+    func locate(toTransportFrame frame: Int) {
+        guard let reader else { return }
+        let g = graphFrame(forTransportFrame: frame)
+        let fileFrame = file.sampleRate == graphRate ? g : Int((Double(g) * file.sampleRate / graphRate).rounded(.down))
+        reader.requestSeek(toFrame: file.isLengthKnown ? min(fileFrame, file.frames) : fileFrame)
+    }
+
+    /// Silence, nothing taken from the ring; a rate island's pacer keeps
+    /// its clock (the block carries the frames due, silent). [audio-thread]
+    func renderHeld(frames: Int) {
+        feed?.discardStale()
+        guard let output else { return }
+        output.clear(from: 0, to: frames)
+        var valid = frames
+        if var p = pacer {
+            valid = p.next(frames)
+            pacer = p
+        }
+        output.state = BusState(validFrames: valid, ended: false)
+    }
+
+    func isLocated(readyFor frames: Int) -> Bool {
+        guard let reader, let feed else { return true }
+        // The end of the file (or a failed seek) marks the ring's end.
+        return reader.seeks.isSettled && (feed.isEnded || feed.bufferedFrames >= min(frames, reader.targetFill))
     }
 }
 
@@ -248,8 +302,8 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     private let failed = Atomic<Bool>(false)
     /// Frames to keep buffered: Int.max (as much as fits) offline.
     private let target = Atomic<Int>(Int.max)
-    /// A pending seek: the frame, or -1.
-    private let pendingSeek = Atomic<Int>(-1)
+    /// Seeks asked for, in file frames.
+    let seeks = SeekRequests()
 
     init(nodeID: String, file: SoundFile, loop: Bool, feed: FeedRing, skipErrors: Bool, converter: Resampler? = nil) {
         self.nodeID = nodeID
@@ -279,11 +333,13 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
     var targetFill: Int { target.load(ordering: .relaxed) }
 
     /// Asks the worker to continue from `frame`. [control-thread]
-    func requestSeek(toFrame frame: Int) { pendingSeek.store(frame, ordering: .releasing) }
+    func requestSeek(toFrame frame: Int) { seeks.request(frame) }
 
     func service() -> Bool {
-        let seekTo = pendingSeek.exchange(-1, ordering: .acquiring)
-        if seekTo >= 0 {
+        let request = seeks.take()
+        let seekTo = request?.frame ?? -1
+        if let request {
+            defer { seeks.done(request.sequence) }
             do {
                 try file.seek(toFrame: seekTo)
                 done = false

@@ -23,6 +23,11 @@ struct LiveOptions: ParsableArguments {
     @Option(help: "Period of an embedded server, in frames.")
     var period = 256
 
+    @Option(help: ArgumentHelp(
+        "JACK transport for every time-based source (file, ac4, media, playlist): follow (a transport locate moves it to the transport's frame; it plays while the transport rolls, and holds silent where it is while it stands still) or free (plays on its own). Default: each source's own \"transport\" parameter.",
+        valueName: "follow|free"))
+    var transport: TransportMode?
+
     func validate() throws {
         if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
     }
@@ -34,6 +39,7 @@ struct LiveOptions: ParsableArguments {
         options.serverName = serverName
         options.driver = driver
         options.period = period
+        options.transport = transport
         return options
     }
 
@@ -57,8 +63,14 @@ struct LiveOptions: ParsableArguments {
             : "\(Int(live.graph.sampleRate)) Hz (the server's rate: the graph gives no \"sampleRate\")"
         printError("agraph: running '\(graph.name)' at \(rate) on \(where_) as client '\(live.client.name)'; ports: "
                    + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
+        let following = live.transportFollowers
+        if !following.isEmpty {
+            printError("agraph: following the JACK transport: " + following.joined(separator: ", ")
+                       + " (they play while it rolls; a locate moves them)")
+        }
         return live
     }
 }
 
 extension RunningGraph.ServerMode: ExpressibleByArgument {}
+extension TransportMode: ExpressibleByArgument {}

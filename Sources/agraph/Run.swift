@@ -18,7 +18,10 @@ struct Run: ParsableCommand {
             Commands on stdin: set NODE.PARAM VALUE, get NODE.PARAM, seek [NODE] SECONDS, pause, play, \
             status, playlist NODE add|insert|remove|move|next|clear|list …, quit, help. Playlist items that \
             start, end, are skipped or fail are printed on stdout. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
-            Exits 0 at the end of the graph's streams, at --duration, on quit or Ctrl-C; \
+            With --transport follow (or a source's "transport": "follow"), the time-based sources follow \
+            the JACK transport: a locate moves them, start and stop play and pause them, and the status \
+            line shows the transport's state and frame; `seek` leaves them to the transport. \
+            Exits 0 at the end of the graph's streams (never while sources follow the transport), at --duration, on quit or Ctrl-C; \
             1 when the JACK server shuts down (unless --reconnect brings it back).
 
             --osc PORT serves the same commands over OSC (UDP): /agraph/NODE/PARAM VALUE, /agraph/get, \
@@ -88,7 +91,8 @@ struct Run: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
 
         let console = Console(live: live, quiet: quiet)
-        let endless = !live.graph.endlessSources.isEmpty
+        // Sources following the transport may be located back after their end.
+        let endless = !live.graph.endlessSources.isEmpty || !live.transportFollowers.isEmpty
         let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
         loop: while true {

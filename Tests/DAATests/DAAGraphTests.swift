@@ -112,6 +112,25 @@ final class DAAGraphTests: XCTestCase {
         XCTAssertFalse(left.contains(-0.25), "no priming sample")
     }
 
+    /// `ac4` with `transport: "follow"`: its decoder follows the transport
+    /// for it, and transport frame F plays the stream's sample F exactly.
+    func testAnAC4SourceFollowingTheTransportHasItsDecoderLocateToTheExactSample() throws {
+        let store = CaptureStore(capacityFrames: Self.total)
+        let json = graph().replacingOccurrences(of: #""type": "ac4", "params": {"#, with: #""type": "ac4", "params": {"transport": "follow", "#)
+        let compiled = try GraphCompiler.compile(try validate(json, store).get(), maxFrames: 256)
+        let node = try XCTUnwrap(compiled.engine.node("dec") as? TransportFollowing)
+        XCTAssertEqual(node.transportMode, .follow, "the decoder follows for its ac4 source")
+        node.locate(toTransportFrame: 100_000)
+        _ = OfflineRenderer(engine: compiled.engine).run()
+        let left = store.samples(0)
+        XCTAssertEqual(left.count, Self.total - 100_000)
+        XCTAssertEqual(DAATests.sequence(left[2048 - 1696 - 1]), DAATests.frames[48].sequence, "the last sample of frame 48")
+        XCTAssertEqual(DAATests.sequence(left[2048 - 1696]), DAATests.frames[49].sequence, "frame 49 starts exactly 352 samples in")
+
+        let free = try GraphCompiler.compile(try validate(graph(), CaptureStore(capacityFrames: 16)).get(), maxFrames: 256)
+        XCTAssertEqual((free.engine.node("dec") as? TransportFollowing)?.transportMode, .free, "free by default")
+    }
+
     func testSpeakersEndpointIsStereoAndReachesTheLibrary() throws {
         let store = CaptureStore(capacityFrames: Self.total)
         let g = try validate(graph(#""endpoint": "speakers""#), store).get()

@@ -316,6 +316,14 @@ private final class RecorderState: @unchecked Sendable {
     let ports: UnsafeMutablePointer<OpaquePointer?>
     let maxCycles = 1 << 16
     let cycleSizes: UnsafeMutablePointer<Int32>
+    /// Per cycle: where it starts in the recording, and JACK's transport
+    /// (state, frame) as `jack_transport_query` gave it in that cycle.
+    let cycleStarts: UnsafeMutablePointer<Int>
+    let transportStates: UnsafeMutablePointer<Int32>
+    let transportFrames: UnsafeMutablePointer<UInt32>
+    let position: UnsafeMutablePointer<jack_position_t>
+    /// The recorder's client. [set before activation]
+    var client: OpaquePointer?
     let frames = Atomic<Int>(0)
     let cycles = Atomic<Int>(0)
     let stallMicroseconds = Atomic<Int>(0)
@@ -335,6 +343,14 @@ private final class RecorderState: @unchecked Sendable {
         ports.initialize(repeating: nil, count: max(channels, 1))
         cycleSizes = .allocate(capacity: maxCycles)
         cycleSizes.initialize(repeating: 0, count: maxCycles)
+        cycleStarts = .allocate(capacity: maxCycles)
+        cycleStarts.initialize(repeating: 0, count: maxCycles)
+        transportStates = .allocate(capacity: maxCycles)
+        transportStates.initialize(repeating: 0, count: maxCycles)
+        transportFrames = .allocate(capacity: maxCycles)
+        transportFrames.initialize(repeating: 0, count: maxCycles)
+        position = .allocate(capacity: 1)
+        position.initialize(to: jack_position_t())
     }
 
     deinit {
@@ -342,6 +358,10 @@ private final class RecorderState: @unchecked Sendable {
         storageBase.deallocate()
         ports.deallocate()
         cycleSizes.deallocate()
+        cycleStarts.deallocate()
+        transportStates.deallocate()
+        transportFrames.deallocate()
+        position.deallocate()
     }
 
     /// [JACK's process thread of the recorder]
@@ -358,7 +378,14 @@ private final class RecorderState: @unchecked Sendable {
             c += 1
         }
         let cycle = cycles.load(ordering: .relaxed)
-        if cycle < maxCycles { cycleSizes[cycle] = Int32(truncatingIfNeeded: n) }
+        if cycle < maxCycles {
+            cycleSizes[cycle] = Int32(truncatingIfNeeded: n)
+            cycleStarts[cycle] = k > 0 ? start : -1
+            if let client {
+                transportStates[cycle] = Int32(truncatingIfNeeded: jack_transport_query(client, position).rawValue)
+                transportFrames[cycle] = position.pointee.frame
+            }
+        }
         cycles.store(cycle + 1, ordering: .releasing)
         if k > 0 { frames.store(start + k, ordering: .releasing) }
         let stall = stallMicroseconds.exchange(0, ordering: .relaxed)
@@ -408,6 +435,7 @@ public final class JACKRecorder: @unchecked Sendable {
             }
             state.ports[c] = port
         }
+        state.client = h
         let context = Unmanaged.passUnretained(state).toOpaque()
         jack_set_process_callback(h, recorderProcess, context)
         jack_set_xrun_callback(h, recorderXrun, context)
@@ -443,6 +471,28 @@ public final class JACKRecorder: @unchecked Sendable {
     public var cycleSizes: [Int] {
         let n = min(cycles, state.maxCycles)
         return (0..<n).map { Int(state.cycleSizes[$0]) }
+    }
+
+    /// One process cycle of the recorder: where it starts in the recording
+    /// (nil once the recording is full), its frames, and JACK's transport
+    /// in that cycle (`jack_transport_query` on the process thread: the
+    /// state, and the frame of the cycle's first frame).
+    public struct Cycle: Sendable, Equatable {
+        public var at: Int?
+        public var frames: Int
+        public var transportState: jack_transport_state_t
+        public var transportFrame: Int
+        public var isRolling: Bool { transportState == JackTransportRolling }
+    }
+
+    /// The cycles so far (the first 65536).
+    public var cycleLog: [Cycle] {
+        let n = min(cycles, state.maxCycles)
+        return (0..<n).map { i in
+            Cycle(at: state.cycleStarts[i] >= 0 ? state.cycleStarts[i] : nil, frames: Int(state.cycleSizes[i]),
+                  transportState: jack_transport_state_t(rawValue: UInt32(bitPattern: state.transportStates[i])),
+                  transportFrame: Int(state.transportFrames[i]))
+        }
     }
 
     /// Whether the recording is full.
