@@ -28,6 +28,8 @@ struct Run: ParsableCommand {
             /agraph/set, /agraph/seek, /agraph/pause, /agraph/play, /agraph/status, /agraph/subscribe, \
             /agraph/unsubscribe (docs/osc.md). It listens on 127.0.0.1 only unless --osc-host says \
             otherwise: OSC has no authentication, and anyone who can reach the port controls the graph.
+
+            Under an NSM session manager (NSM_URL set), it announces itself (capability :dirty:) and plays             the session's copy of GRAPH, PATH.json for the session's PATH (made from GRAPH the first time,             relative paths made absolute against GRAPH's folder), as the JACK client the session names;             save writes that file with the live parameter values; SIGTERM quits. It runs on after the             end of its streams until the session manager stops it.
             """)
 
     @Argument(help: "Graph file.") var graph: String
@@ -67,17 +69,39 @@ struct Run: ParsableCommand {
 
     func run() throws {
         let binder = JACKPortBinder()
-        let g = try loadGraph(graph, registry: standardRegistry(binder), overrides: try ParameterOverrides.parse(settings))
+        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        // Under a session manager (NSM_URL set), the graph is the session's
+        // copy and the JACK client is named by the session's client id.
+        var jack = self.jack
+        var nsm: NSMSession?
+        let g: ValidatedGraph
+        if let url = NSMClient.urlFromEnvironment {
+            guard let (session, sessionGraph) = try NSMSession.join(
+                url: url, original: graph, registry: standardRegistry(binder),
+                overrides: try ParameterOverrides.parse(settings)) else { return }
+            nsm = session
+            g = sessionGraph
+            jack.clientName = session.clientID
+        } else {
+            g = try loadGraph(graph, registry: standardRegistry(binder), overrides: try ParameterOverrides.parse(settings))
+        }
         // The OSC port is bound before anything touches JACK: a port in use
         // is reported without starting the graph.
         var osc: OSCServer?
         if let port = oscPort {
             do { osc = try OSCServer(port: port, host: oscHost ?? OSCServer.loopback) } catch {
+                nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "--osc: \(error)")
                 printError("agraph: --osc: \(error)")
                 throw ExitCode.failure
             }
         }
-        let live = try jack.start(g, binder: binder)
+        let live: RunningGraph
+        do { live = try jack.start(g, binder: binder) } catch {
+            nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "the graph could not start in JACK")
+            throw error
+        }
+        nsm?.opened(live)
         if let osc {
             do { try osc.start(control: live.control) } catch {
                 live.stop()
@@ -86,19 +110,19 @@ struct Run: ParsableCommand {
             }
             printError("agraph: OSC on \(osc.url)" + (oscHost == nil ? " (this machine only; --osc-host to open it)" : ""))
         }
-        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGPIPE, SIG_IGN)
 
         let console = Console(live: live, quiet: quiet)
         // Sources following the transport may be located back after their end.
-        let endless = !live.graph.endlessSources.isEmpty || !live.transportFollowers.isEmpty
+        // A session's client runs until the session manager stops it.
+        let endless = !live.graph.endlessSources.isEmpty || !live.transportFollowers.isEmpty || nsm != nil
         let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
         loop: while true {
             console.pollCommands(timeout: 0.1)
             console.printPluginMessages()
             console.printPlaylistEvents()
+            nsm?.poll(live)
             if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
             if let reason = live.shutdownReason {
                 console.clearLine()

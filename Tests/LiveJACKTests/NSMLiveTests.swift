@@ -1,0 +1,222 @@
+import AudioGraph
+import AudioGraphOSC
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `agraph run` under a session manager (NSM_URL set), driven by
+/// `NSMTestServerFixture` (a test fixture speaking the server side of the
+/// published NSM API, not an NSM implementation), each test on a private
+/// `jackd -d dummy`: announce, open (the session file made from the
+/// original graph, its media still found: heard in the recording), a live
+/// `set` reported dirty, save (the file holds the new value and validates;
+/// clean), SIGTERM (exit 0, the JACK client gone), and reopening the saved
+/// session.
+final class NSMLiveTests: LiveTestCase {
+    static let amplitude = pow(10, -12.0 / 20)
+
+    /// A folder `original/` holding `graph.json` and `media/tone.wav` (2 s
+    /// of 1 kHz at -12 dBFS, mono), the graph naming it by a relative path:
+    /// file (looping) → g (gain) → out (to the recorder).
+    func writeOriginal() throws -> (graph: String, media: String) {
+        let folder = dir.file("original")
+        try FileManager.default.createDirectory(atPath: folder + "/media", withIntermediateDirectories: true)
+        let media = folder + "/media/tone.wav"
+        try writeSoundFile(media, format: .wavFloat32, channels: 1, sampleRate: Self.rate,
+                           samples: Synth.sine(frequency: 1000, amplitude: Self.amplitude, sampleRate: Self.rate, frames: 96_000))
+        let graph = folder + "/graph.json"
+        try """
+            {"format": "agraph/1", "name": "nsm", "sampleRate": 48000, "nodes": [
+              {"id": "src", "type": "file", "params": {"path": "media/tone.wav", "loop": true}},
+              {"id": "g", "type": "gain", "params": {"gain": 0}},
+              {"id": "out", "type": "jack-out", "params": {"connect": ["agraph-rec:in_*"]}}],
+             "links": [{"from": "src", "to": "g"}, {"from": "g", "to": "out"}]}
+            """.write(toFile: graph, atomically: true, encoding: .utf8)
+        // As the session file writes it: absolute, normalised.
+        return (graph, "/" + media.split(separator: "/").joined(separator: "/"))
+    }
+
+    /// `agraph run GRAPH` with NSM_URL naming `nsm`, in a folder of its
+    /// own (relative paths must not resolve against the working directory).
+    func startUnderNSM(_ graph: String, _ nsm: NSMTestServerFixture, server: TestJACKServer) throws -> CLIProcess {
+        let cwd = dir.file("elsewhere")
+        try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)
+        return try CLIProcess(["run", graph, "--server", "external", "--server-name", server.name, "--quiet"],
+                              directory: cwd, environment: ["NSM_URL": nsm.url])
+    }
+
+    /// The announce, checked field by field, answered.
+    func expectAnnounce(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, file: StaticString = #filePath, line: UInt = #line) throws {
+        let announce = try XCTUnwrap(nsm.waitFor("/nsm/server/announce", timeout: LiveTiming.seconds(10)),
+                                     "no announce: \(cli.stderr)", file: file, line: line)
+        XCTAssertEqual(announce.typeTags, ",sssiii", file: file, line: line)
+        XCTAssertEqual(announce.arguments.first, .string("agraph"), file: file, line: line)
+        let caps = announce.arguments.count > 1 ? announce.arguments[1].text ?? "" : ""
+        XCTAssertTrue(caps.hasPrefix(":") && caps.hasSuffix(":"), caps, file: file, line: line)
+        XCTAssertTrue(caps.contains(":dirty:"), caps, file: file, line: line)
+        XCTAssertFalse(caps.contains(":switch:"), "switch is not implemented: \(caps)", file: file, line: line)
+        XCTAssertEqual(announce.arguments.count > 2 ? announce.arguments[2] : nil, .string("agraph"), file: file, line: line)
+        XCTAssertEqual(announce.arguments.count > 5 ? Array(announce.arguments[3...5]) : [],
+                       [.int32(1), .int32(2), .int32(cli.process.pid)], "API 1.2 and the process id", file: file, line: line)
+        nsm.acceptAnnounce()
+    }
+
+    /// Throws `XrunsHappened` when the recorder saw xruns (not on the last attempt).
+    func checkRecorderXruns(_ rec: JACKRecorder, isLast: Bool) throws {
+        if rec.xruns > 0 && !isLast { throw XrunsHappened(count: rec.xruns) }
+    }
+
+    /// The JACK clients on `server` (from `jack_lsp`'s port names).
+    func jackClients(_ server: TestJACKServer) throws -> Set<String> {
+        let r = try server.tool("jack_lsp")
+        return Set(r.stdout.split(separator: "\n").compactMap { $0.split(separator: ":").first.map(String.init) })
+    }
+
+    /// The value of `params[param]` of node `id` in a graph file.
+    static func parameter(_ file: String, node id: String, _ param: String) throws -> Any? {
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        let root = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let nodes = try XCTUnwrap(root["nodes"] as? [[String: Any]])
+        let node = try XCTUnwrap(nodes.first { $0["id"] as? String == id }, "no node \(id) in \(file)")
+        return (node["params"] as? [String: Any])?[param]
+    }
+
+    /// Announce; open makes the session file from the original (media path
+    /// made absolute: the tone is heard at -12 dBFS although the working
+    /// directory is elsewhere) and runs as JACK client `client_id`; a live
+    /// `set g.gain -6` is heard and reported dirty; save writes -6 into the
+    /// file (which validates) and reports clean; SIGTERM exits 0 and the
+    /// client leaves JACK. Then a second run opens the saved session: -18
+    /// dBFS from the start, the original untouched.
+    func testAnnounceOpenSaveDirtyCleanQuitAndReopen() throws {
+        let (original, media) = try writeOriginal()
+        let originalText = try String(contentsOfFile: original, encoding: .utf8)
+        let sessionFolder = dir.file("session")
+        try FileManager.default.createDirectory(atPath: sessionFolder, withIntermediateDirectories: true)
+        let instance = sessionFolder + "/agraph.nTEST"
+        let sessionFile = instance + ".json"
+        let clientID = "agraph.nTEST"
+
+        try retryingOnXruns { isLast in
+            try? FileManager.default.removeItem(atPath: sessionFile)
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 60)
+            defer { rec.close() }
+            let nsm = try NSMTestServerFixture()
+            let cli = try startUnderNSM(original, nsm, server: server)
+            defer { cli.kill() }
+
+            try expectAnnounce(nsm, cli)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: sessionFile), "nothing is written before open")
+            nsm.open(path: instance, displayName: "agraph", clientID: clientID)
+            let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+            XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+
+            // The session file: the original with its media path absolute.
+            XCTAssertTrue(FileManager.default.fileExists(atPath: sessionFile), cli.stderr)
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "path") as? String, media)
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, 0)
+            XCTAssertTrue(try jackClients(server).contains(clientID), "the JACK client is named by the client id")
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
+            XCTAssertEqual(Self.recentLevel(rec), -12, accuracy: 0.2, "the media, found through the rewritten path")
+
+            // A live change: heard, and reported dirty.
+            let beforeSet = nsm.mark
+            cli.send("set g.gain -6")
+            let dirty = nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5), after: beforeSet)
+            XCTAssertNotNil(dirty, "is_dirty after a live set: \(cli.stderr)")
+            XCTAssertNil(nsm.received[beforeSet...].first { $0.address == "/nsm/client/is_clean" }, "not clean before a save")
+            let setAt = rec.framesRecorded
+            XCTAssertTrue(rec.waitForFrames(setAt + 9600, timeout: LiveTiming.seconds(10)))
+            XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the gain change heard")
+
+            // Save: the file has the live value, validates; then clean.
+            let beforeSave = nsm.mark
+            nsm.save()
+            let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
+                $0.arguments.first == .string("/nsm/client/save")
+            }
+            XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
+            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave), "is_clean after save")
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -6, "the live value saved")
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "path") as? String, media)
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "loop") as? Bool, true)
+            let validate = try runTool(try CLIProcess.agraphPath(), ["validate", sessionFile])
+            XCTAssertEqual(validate.status, 0, "the saved session file validates: \(validate.stderr)")
+            XCTAssertFalse((try FileManager.default.contentsOfDirectory(atPath: sessionFolder)).contains { $0.contains(".saving-") },
+                           "no temporary file left")
+            XCTAssertEqual(try String(contentsOfFile: original, encoding: .utf8), originalText, "the original is untouched")
+
+            // Quit: SIGTERM, exit 0, the client gone from JACK.
+            cli.process.send(SIGTERM)
+            assertExitsCleanly(cli)
+            XCTAssertFalse(try jackClients(server).contains(clientID), "the JACK client is gone after quit")
+            try checkRecorderXruns(rec, isLast: isLast)
+
+            // Reopen: the saved session plays at -6 dB from the start.
+            let rec2Start = rec.framesRecorded
+            let nsm2 = try NSMTestServerFixture()
+            let cli2 = try startUnderNSM(original, nsm2, server: server)
+            defer { cli2.kill() }
+            try expectAnnounce(nsm2, cli2)
+            nsm2.open(path: instance, displayName: "agraph", clientID: clientID)
+            let reopened = nsm2.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+            XCTAssertEqual(reopened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli2.stderr)
+            XCTAssertTrue(rec.waitForFrames(rec2Start + 48_000, timeout: LiveTiming.seconds(15)))
+            XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the saved gain, from the session file")
+            XCTAssertNil(nsm2.received.first { $0.address == "/nsm/client/is_dirty" }, "not dirty without a change")
+            cli2.process.send(SIGTERM)
+            assertExitsCleanly(cli2)
+            try checkRecorderXruns(rec, isLast: isLast)
+        }
+    }
+
+    /// An invalid session file: `/error "/nsm/client/open" -9 TEXT` with the
+    /// diagnostics (the unknown node type named), exit 1, nothing in JACK.
+    func testAnInvalidSessionFileIsAnErrorReplyWithItsDiagnostics() throws {
+        let (original, _) = try writeOriginal()
+        let instance = dir.file("bad-session")
+        try """
+            {"format": "agraph/1", "name": "bad", "sampleRate": 48000, "nodes": [
+              {"id": "x", "type": "no-such-node-type", "params": {}}], "links": []}
+            """.write(toFile: instance + ".json", atomically: true, encoding: .utf8)
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let nsm = try NSMTestServerFixture()
+        let cli = try startUnderNSM(original, nsm, server: server)
+        defer { cli.kill() }
+        try expectAnnounce(nsm, cli)
+        nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nBAD")
+        let error = try XCTUnwrap(nsm.waitFor("/error", timeout: LiveTiming.seconds(10)), cli.stderr)
+        XCTAssertEqual(error.typeTags, ",sis")
+        XCTAssertEqual(error.arguments.first, .string("/nsm/client/open"))
+        XCTAssertEqual(error.arguments.count > 1 ? error.arguments[1] : nil, .int32(NSMErrorCode.badProject.rawValue))
+        let text = error.arguments.count > 2 ? error.arguments[2].text ?? "" : ""
+        XCTAssertTrue(text.contains("no-such-node-type"), text)
+        XCTAssertTrue(text.contains("/nodes/0"), "the diagnostic's JSON pointer: \(text)")
+        XCTAssertTrue(cli.waitForExit(timeout: 10), cli.stderr)
+        XCTAssertEqual(cli.status, 1, cli.stderr)
+        XCTAssertNil(nsm.received.first { $0.address == "/reply" }, "no OK")
+        XCTAssertFalse(try jackClients(server).contains("agraph.nBAD"))
+    }
+
+    /// SIGTERM while waiting for open (the session manager gave up): exit 0
+    /// without having touched JACK or written a file.
+    func testSIGTERMBeforeOpenExitsZero() throws {
+        let (original, _) = try writeOriginal()
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let nsm = try NSMTestServerFixture()
+        let cli = try startUnderNSM(original, nsm, server: server)
+        defer { cli.kill() }
+        try expectAnnounce(nsm, cli)
+        XCTAssertNotNil(cli.waitForStderr("waiting for it to open a session", timeout: 10), cli.stderr)
+        cli.process.send(SIGTERM)
+        assertExitsCleanly(cli)
+        XCTAssertEqual(try jackClients(server).filter { $0.hasPrefix("agraph") && $0 != "agraph-rec" }, [])
+    }
+}
