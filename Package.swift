@@ -38,7 +38,7 @@
 //   CJack, CJackShim   libjack (pkg-config) and a C shim for its variadic calls
 //   AudioGraphOSC      the OSC server (`agraph run --osc`): a control surface's set/get/seek/
 //                      pause/play/status and subscriptions over UDP; no JACK (works on any
-//                      ControlSurface)
+//                      ControlSurface); NSMClient, the client side of the NSM session API
 //   CLo                liblo (pkg-config): reads OSC messages, parses OSC URLs
 //   CSndFile           libsndfile (pkg-config)
 // Plugins

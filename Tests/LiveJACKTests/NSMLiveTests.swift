@@ -204,6 +204,80 @@ final class NSMLiveTests: LiveTestCase {
         XCTAssertFalse(try jackClients(server).contains("agraph.nBAD"))
     }
 
+    /// Changes from OSC count too, and a list element and a boolean are
+    /// saved as the graph file writes them: `/agraph/mix/gains/1 f -6` (the
+    /// graph gives no `gains`: the whole list is written) and stdin's `set
+    /// g.mute on` are reported dirty; the saved file holds `"gains": [0, -6]`
+    /// and `"mute": true` and validates; a second open is refused (no
+    /// :switch:) and the graph plays on.
+    func testOSCChangesListElementsAndBooleansAreSavedAndASecondOpenIsRefused() throws {
+        let folder = dir.file("original")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let original = folder + "/graph.json"
+        try """
+            {"format": "agraph/1", "name": "nsm-osc", "sampleRate": 48000, "nodes": [
+              {"id": "tone", "type": "test-tone", "params": {"frequency": 1000, "level": -12, "channels": 1}},
+              {"id": "tone2", "type": "test-tone", "params": {"frequency": 3000, "level": -12, "channels": 1}},
+              {"id": "g", "type": "gain", "params": {"gain": 0}},
+              {"id": "mix", "type": "mixer", "params": {"inputs": 2}},
+              {"id": "out", "type": "jack-out", "params": {"connect": ["agraph-rec:in_*"]}}],
+             "links": [{"from": "tone", "to": "g"}, {"from": "g", "to": "mix:in0"}, {"from": "tone2", "to": "mix:in1"},
+                       {"from": "mix", "to": "out"}]}
+            """.write(toFile: original, atomically: true, encoding: .utf8)
+        let instance = dir.file("session-osc")
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let nsm = try NSMTestServerFixture()
+        let cwd = dir.file("elsewhere")
+        try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)
+        let cli = try CLIProcess(["run", original, "--server", "external", "--server-name", server.name, "--quiet", "--osc", "0"],
+                                 directory: cwd, environment: ["NSM_URL": nsm.url])
+        defer { cli.kill() }
+        try expectAnnounce(nsm, cli)
+        nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nOSC")
+        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+        XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+        XCTAssertNotNil(cli.waitForStderr("agraph: OSC on ", timeout: 10), cli.stderr)
+        let text = cli.stderr
+        let r = try XCTUnwrap(text.range(of: "agraph: OSC on osc.udp://127.0.0.1:"), text)
+        let port = try XCTUnwrap(Int(text[r.upperBound...].prefix { $0.isNumber }))
+
+        // Clean until something changes: a get is not a change.
+        let osc = try OSCTestClient()
+        _ = osc.ask(OSCMessage("/agraph/get", [.string("g.gain")]), port: port, reply: "/agraph/value")
+        nsm.drain(timeout: LiveTiming.seconds(0.3))
+        XCTAssertNil(nsm.received.first { $0.address == "/nsm/client/is_dirty" }, "a get changes nothing")
+        osc.send(OSCMessage("/agraph/mix/gains/1", [.float(-6)]), to: port)
+        XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)), "dirty after an OSC set: \(cli.stderr)")
+        cli.send("set g.mute on")
+        XCTAssertTrue(waitUntil(timeout: 5) { cli.stdout.contains("g.mute = true") }, cli.stdout)
+
+        // A second open: refused, the graph plays on.
+        let beforeOpen = nsm.mark
+        nsm.open(path: dir.file("other"), displayName: "agraph", clientID: "agraph.nOTHER")
+        let refused = try XCTUnwrap(nsm.waitFor("/error", timeout: LiveTiming.seconds(5), after: beforeOpen), cli.stderr)
+        XCTAssertEqual(Array(refused.arguments.prefix(2)), [.string("/nsm/client/open"), .int32(NSMErrorCode.notNow.rawValue)])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("other") + ".json"))
+        XCTAssertTrue(cli.isRunning)
+
+        let beforeSave = nsm.mark
+        nsm.save()
+        let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
+            $0.arguments.first == .string("/nsm/client/save")
+        }
+        XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
+        XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave))
+        let sessionFile = instance + ".json"
+        XCTAssertEqual(try Self.parameter(sessionFile, node: "mix", "gains") as? [Double], [0, -6])
+        XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "mute") as? Bool, true)
+        XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, 0)
+        let validate = try runTool(try CLIProcess.agraphPath(), ["validate", sessionFile])
+        XCTAssertEqual(validate.status, 0, "the saved session file validates: \(validate.stderr)")
+
+        cli.process.send(SIGTERM)
+        assertExitsCleanly(cli)
+    }
+
     /// SIGTERM while waiting for open (the session manager gave up): exit 0
     /// without having touched JACK or written a file.
     func testSIGTERMBeforeOpenExitsZero() throws {
@@ -215,6 +289,11 @@ final class NSMLiveTests: LiveTestCase {
         defer { cli.kill() }
         try expectAnnounce(nsm, cli)
         XCTAssertNotNil(cli.waitForStderr("waiting for it to open a session", timeout: 10), cli.stderr)
+        // Save before open: refused with ERR_NO_SESSION_OPEN.
+        nsm.save()
+        let refused = nsm.waitFor("/error", timeout: LiveTiming.seconds(5))
+        XCTAssertEqual(refused.map { Array($0.arguments.prefix(2)) },
+                       [.string("/nsm/client/save"), .int32(NSMErrorCode.noSessionOpen.rawValue)], cli.stderr)
         cli.process.send(SIGTERM)
         assertExitsCleanly(cli)
         XCTAssertEqual(try jackClients(server).filter { $0.hasPrefix("agraph") && $0 != "agraph-rec" }, [])
