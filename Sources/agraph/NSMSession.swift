@@ -75,7 +75,8 @@ final class NSMSession {
     private func open(path: String, clientID: String, original: String, registry: NodeRegistry,
                       overrides: [ParameterOverride]) throws -> ValidatedGraph? {
         let file = path + ".json"
-        if access(file, F_OK) != 0 {
+        let made = access(file, F_OK) != 0
+        if made {
             do { try Self.makeSessionFile(file, from: original, registry: registry) } catch {
                 client.error(to: "/nsm/client/open", code: .createFailed, "\(error)")
                 printError("agraph: \(error)")
@@ -95,6 +96,9 @@ final class NSMSession {
             let text = errors.diagnostics.map(\.description).joined(separator: "\n")
             client.error(to: "/nsm/client/open", code: .badProject, text)
             for d in errors.diagnostics { printError(d.description) }
+            // A copy of an invalid original is not kept: the next open
+            // copies the original again, once it is fixed.
+            if made { unlink(file) }
             throw ExitCode.failure
         }
     }

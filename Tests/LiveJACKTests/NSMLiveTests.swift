@@ -278,6 +278,29 @@ final class NSMLiveTests: LiveTestCase {
         assertExitsCleanly(cli)
     }
 
+    /// An invalid original: the first open replies `/error` (-9) with its
+    /// diagnostics and leaves no session file, so that the next open copies
+    /// the original again once it is fixed.
+    func testAnInvalidOriginalLeavesNoSessionFile() throws {
+        let original = dir.file("broken.json")
+        try #"{"format": "agraph/1", "name": "broken", "sampleRate": 48000, "nodes": [{"id": "g", "type": "gain", "params": {"gain": 1000}}], "links": []}"#
+            .write(toFile: original, atomically: true, encoding: .utf8)
+        let instance = dir.file("session-broken")
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let nsm = try NSMTestServerFixture()
+        let cli = try startUnderNSM(original, nsm, server: server)
+        defer { cli.kill() }
+        try expectAnnounce(nsm, cli)
+        nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nBROKEN")
+        let error = try XCTUnwrap(nsm.waitFor("/error", timeout: LiveTiming.seconds(10)), cli.stderr)
+        XCTAssertEqual(Array(error.arguments.prefix(2)), [.string("/nsm/client/open"), .int32(NSMErrorCode.badProject.rawValue)])
+        XCTAssertTrue((error.arguments.last?.text ?? "").contains("/nodes/0/params/gain"), "\(error)")
+        XCTAssertTrue(cli.waitForExit(timeout: 10), cli.stderr)
+        XCTAssertEqual(cli.status, 1, cli.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: instance + ".json"), "no copy of an invalid original kept")
+    }
+
     /// SIGTERM while waiting for open (the session manager gave up): exit 0
     /// without having touched JACK or written a file.
     func testSIGTERMBeforeOpenExitsZero() throws {
