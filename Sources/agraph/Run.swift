@@ -29,7 +29,11 @@ struct Run: ParsableCommand {
             /agraph/unsubscribe (docs/osc.md). It listens on 127.0.0.1 only unless --osc-host says \
             otherwise: OSC has no authentication, and anyone who can reach the port controls the graph.
 
-            Under an NSM session manager (NSM_URL set), it announces itself (capability :dirty:) and plays             the session's copy of GRAPH, PATH.json for the session's PATH (made from GRAPH the first time,             relative paths made absolute against GRAPH's folder), as the JACK client the session names;             save writes that file with the live parameter values; SIGTERM quits. It runs on after the             end of its streams until the session manager stops it.
+            Under an NSM session manager (NSM_URL set), it announces itself (capability :dirty:) and plays \
+            the session's copy of GRAPH, PATH.json for the session's PATH (made from GRAPH the first time, \
+            relative paths made absolute against GRAPH's folder), as the JACK client the session names; \
+            save writes that file with the live parameter values; SIGTERM quits. It runs on after the \
+            end of its streams until the session manager stops it (docs/nsm.md).
             """)
 
     @Argument(help: "Graph file.") var graph: String
@@ -101,15 +105,16 @@ struct Run: ParsableCommand {
             nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "the graph could not start in JACK")
             throw error
         }
-        nsm?.opened(live)
         if let osc {
             do { try osc.start(control: live.control) } catch {
+                nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "--osc: \(error)")
                 live.stop()
                 printError("agraph: --osc: \(error)")
                 throw ExitCode.failure
             }
             printError("agraph: OSC on \(osc.url)" + (oscHost == nil ? " (this machine only; --osc-host to open it)" : ""))
         }
+        nsm?.opened(live)
         signal(SIGPIPE, SIG_IGN)
 
         let console = Console(live: live, quiet: quiet)
