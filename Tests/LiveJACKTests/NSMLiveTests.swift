@@ -301,6 +301,49 @@ final class NSMLiveTests: LiveTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: instance + ".json"), "no copy of an invalid original kept")
     }
 
+    /// Under a session manager the client runs on past the end of its
+    /// streams (0.3 s of tone) until told to quit; SIGTERM then closes the
+    /// `file-out` (its relative path made absolute against the original's
+    /// folder: the take lands there) and exits 0: the take holds exactly
+    /// the 0.3 s of 1 kHz at -12 dBFS.
+    func testItRunsPastTheEndAndSIGTERMClosesTheFileSinks() throws {
+        let folder = dir.file("original")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let original = folder + "/graph.json"
+        try """
+            {"format": "agraph/1", "name": "nsm-take", "sampleRate": 48000, "nodes": [
+              {"id": "src", "type": "test-tone", "params": {"frequency": 1000, "level": -12, "channels": 1, "duration": 0.3}},
+              {"id": "g", "type": "gain", "params": {"gain": 0}},
+              {"id": "take", "type": "file-out", "params": {"path": "takes/take.wav"}},
+              {"id": "out", "type": "jack-out", "params": {}}],
+             "links": [{"from": "src", "to": "g"}, {"from": "g", "to": "out"}, {"from": "g", "to": "take"}]}
+            """.write(toFile: original, atomically: true, encoding: .utf8)
+        let take = "/" + (folder + "/takes/take.wav").split(separator: "/").joined(separator: "/")
+        let instance = dir.file("session-take")
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let nsm = try NSMTestServerFixture()
+        let cli = try startUnderNSM(original, nsm, server: server)
+        defer { cli.kill() }
+        try expectAnnounce(nsm, cli)
+        nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nTAKE")
+        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+        XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+        XCTAssertEqual(try Self.parameter(instance + ".json", node: "take", "path") as? String, take)
+        usleep(UInt32(LiveTiming.seconds(1.5) * 1e6))
+        XCTAssertTrue(cli.isRunning, "runs on past the end of its streams: \(cli.stderr)")
+        XCTAssertFalse(cli.stderr.contains("end of stream"), cli.stderr)
+        cli.process.send(SIGTERM)
+        assertExitsCleanly(cli)
+        let (channels, rate, samples) = try readSoundFile(take)
+        XCTAssertEqual(channels, 1)
+        XCTAssertEqual(rate, Self.rate)
+        XCTAssertEqual(samples.count, 14_400, "the whole tone, 0.3 s, and the stream's end closes the take")
+        if samples.count == 14_400 {
+            XCTAssertEqual(SignalAnalysis.sineLevelDBFS(Array(samples[480..<13_920])), -12, accuracy: 0.2)
+        }
+    }
+
     /// SIGTERM while waiting for open (the session manager gave up): exit 0
     /// without having touched JACK or written a file.
     func testSIGTERMBeforeOpenExitsZero() throws {
