@@ -100,29 +100,37 @@ final class BinauralRotationTests: XCTestCase {
         XCTAssertGreaterThan(hard, 2 * bound, "a switch without crossfade would jump by \(hard); the bound \(bound) tells them apart")
     }
 
-    /// Ten thousand blocks of odd sizes with yaw, pitch and roll changing
-    /// every seven blocks, the worker computing and handing over filter
-    /// sets as it would live: the audio thread allocates nothing.
-    func testRenderingAndRotatingAllocateNothing() throws {
-        try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
-        let capture = CaptureStore(capacityFrames: 4096)
-        let input = (0..<6).map { c in Self.noise(1_400_000).map { $0 * Float(c + 1) / 6 } }
+    /// A 5.1 graph compiled as for JACK (the live partition, 128, several
+    /// per block), its worker started, a rotation cycle done (the Swift
+    /// runtime makes its metadata on first use), and the yaw, pitch and
+    /// roll changes to post.
+    func liveEngine(frames: Int) throws -> (CompiledGraph, [ParameterChange], CaptureStore) {
+        let capture = CaptureStore(capacityFrames: frames + 8192)
+        let input = (0..<6).map { c in Self.noise(frames).map { $0 * Float(c + 1) / 6 } }
         let g = try BinauralGraph.validate(BinauralGraph.json(layout: "5.1", params: #"{"interpolate": true}"#),
                                            input: input, capture: capture).get()
-        // Built as for JACK: the live partition (128), several per block.
         let compiled = try GraphCompiler.compile(g, maxFrames: 512, live: true)
         let engine = compiled.engine
         let changes = try [("bin.yaw", 30.0), ("bin.pitch", -20), ("bin.roll", 15), ("bin.yaw", -170), ("bin.pitch", 45), ("bin.yaw", 0)]
             .map { try compiled.change($0.0, $0.1) }
         engine.worker.start()
-        defer { engine.worker.stop() }
-        // Warm-up: a change, its filters, the crossfade.
         engine.render(frames: 512)
         engine.post(changes[0])
         engine.render(frames: 512)
         engine.worker.waitUntilReady(frames: 512)
         engine.render(frames: 512)
         engine.render(frames: 512)
+        return (compiled, changes, capture)
+    }
+
+    /// Ten thousand blocks of odd sizes with yaw, pitch and roll changing
+    /// every seven blocks, the worker computing and handing over filter
+    /// sets as it would live: the audio thread allocates nothing.
+    func testRenderingAndRotatingAllocateNothing() throws {
+        try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
+        let (compiled, changes, _) = try liveEngine(frames: 1_400_000)
+        let engine = compiled.engine
+        defer { engine.worker.stop() }
         let allocations = MallocCounter.countRendering(engine, blocks: 10_000, sizes: [128, 64, 512, 37, 1, 300],
                                                        changes: changes, every: 7)
         XCTAssertEqual(allocations, 0, "allocations on the audio thread across 10,000 blocks")
@@ -131,6 +139,31 @@ final class BinauralRotationTests: XCTestCase {
         XCTAssertEqual(node.partitionFrames, 128)
         XCTAssertGreaterThan(node.filterSetsTaken, 100, "the rotations were computed and rendered while counting")
         XCTAssertGreaterThan(engine.framePosition, 1_000_000)
+    }
+
+    /// The handoff under load: the worker computes while the audio thread
+    /// renders without waiting and changes come every other block, so
+    /// requests coalesce, sets wait in the mailbox and go back unused. Run
+    /// under ThreadSanitizer too (scripts/test): no race on the slots.
+    func testRotatingWhileTheWorkerRunsFreely() throws {
+        let (compiled, changes, capture) = try liveEngine(frames: 200_000)
+        let engine = compiled.engine
+        var k = 0
+        for block in 0..<3000 {
+            if block % 2 == 0 {
+                engine.post(changes[k % changes.count])
+                k += 1
+            }
+            engine.render(frames: [128, 64, 200, 1][block % 4])
+        }
+        engine.worker.stop()
+        let node = try XCTUnwrap(engine.node("bin") as? BinauralRenderNode)
+        XCTAssertGreaterThan(node.filterSetsTaken, 20, "sets were handed over")
+        for ear in 0..<2 {
+            let recorded = capture.samples(ear)
+            XCTAssertTrue(recorded.allSatisfy { $0.isFinite }, "ear \(ear) is finite")
+            XCTAssertGreaterThan(SignalAnalysis.rms(recorded), 0.01, "ear \(ear) carries the signal")
+        }
     }
 }
 
