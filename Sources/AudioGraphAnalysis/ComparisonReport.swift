@@ -89,7 +89,7 @@ extension ComparisonResult {
                 ("segments", .number(Double(a.measurements.segments))),
                 ("correlation", .string("Pearson correlation over the whole render of each left/right channel pair of the layout (L/R, Ls/Rs, Lb/Rb; channels 1 and 2 for discrete)")),
                 ("ild", .string("10 log10(E_left / E_right) of each ear's impulse response energy; positive: left louder")),
-                ("itd", .string("lag of the maximum of |sum_n left[n] right[n + lag]| within the search range (of equal peaks the shortest lag), refined by a parabola through three points; positive: left ear leads")),
+                ("itd", .string("lag of the maximum of |sum_n left[n] right[n + lag]|, both responses low-passed at 1.5 kHz (linear-phase windowed sinc), within the search range (of equal peaks the shortest lag), refined by a parabola through three points; positive: left ear leads")),
                 ("itdSearchMilliseconds", Self.number(options.maxITDSeconds * 1000)),
                 ("impulseSeconds", Self.number(options.impulseSeconds, 6)),
             ])),

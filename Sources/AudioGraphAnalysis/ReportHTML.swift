@@ -277,7 +277,7 @@ extension ComparisonResult {
                     return .missing(Self.silence(d.interaural))
                 }
             }
-            h += "<p>A unit impulse on each input channel of each node alone; ILD = 10·log10(E<sub>L</sub>/E<sub>R</sub>) (positive: left louder), ITD from the inter-aural cross-correlation (positive: left ear leads). \"L only\", \"R only\": the other ear's response is silent, so there is no finite ILD and no ITD.</p>\n"
+            h += "<p>A unit impulse on each input channel of each node alone; ILD = 10·log10(E<sub>L</sub>/E<sub>R</sub>) (positive: left louder), ITD from the inter-aural cross-correlation of the responses low-passed at 1.5 kHz (positive: left ear leads). \"L only\", \"R only\": the other ear's response is silent, so there is no finite ILD and no ITD.</p>\n"
             h += "<div class=\"plots\">\n"
             h += SVGPlot.bars(id: "plot-ild", title: "ILD per direction", categories: categories,
                               series: [("A: \(a.node)", SVGPlot.colourA, values(a.impulses) { $0.ildDB }),

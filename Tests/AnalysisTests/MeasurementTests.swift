@@ -179,6 +179,39 @@ final class MeasurementTests: XCTestCase {
         (0..<length).map { i in i >= d && i - d < h.count ? h[i - d] * gain : 0 }
     }
 
+    /// The ITD is the low-frequency lag: a far ear whose high band arrives
+    /// at another lag (a pinna or diffraction path; here a 6 kHz burst in
+    /// both ears, stronger than the low band, 35 samples apart) does not
+    /// move it; over the full band the correlation locks onto the burst.
+    func testTheITDFollowsTheLowBandNotAHighFrequencyPath() {
+        let length = 600
+        let low = (0..<96).map { i in Float(sin(Double.pi * Double(i) / 96)) }   // a smooth, low-passed pulse
+        func burst(_ i: Int) -> Float {                                         // 64 samples of 6 kHz, windowed
+            Float(sin(Double.pi * Double(i) / 64) * sin(2 * Double.pi * 6000 * Double(i) / 48000))
+        }
+        var left = [Float](repeating: 0, count: length)
+        var right = [Float](repeating: 0, count: length)
+        for (i, v) in low.enumerated() {
+            left[10 + i] = v
+            right[10 + 20 + i] = 0.5 * v                                         // the low band 20 samples late
+        }
+        for i in 0..<64 {
+            left[10 + i] += 3 * burst(i)
+            right[10 + 35 + i] += 3 * burst(i)                                   // the high band 35 samples late
+        }
+        let d = InterauralDifference.measure(left: left, right: right, sampleRate: 48000)
+        XCTAssertEqual(d.itdSamples ?? .nan, 20, accuracy: 0.05, "the low band's lag")
+        // The burst dominates the full-band correlation: without the
+        // low-pass, the peak would not be at 20.
+        var best = (lag: 0, value: 0.0)
+        for lag in -48...48 {
+            var r = 0.0
+            for n in 0..<length where n + lag >= 0 && n + lag < length { r += Double(left[n]) * Double(right[n + lag]) }
+            if abs(r) > abs(best.value) { best = (lag, r) }
+        }
+        XCTAssertNotEqual(best.lag, 20, "the case needs the low-pass")
+    }
+
     func testWholeSampleDelaysAndGainsComeOutExactly() {
         let h = response(256, seed: 4)
         // Right = left delayed by 9 samples at half the amplitude: the left
