@@ -336,10 +336,19 @@ final class ABXSession {
             try select(input(letter))
             return
         }
+        // Hold the silence for the fade and two periods of *rendered* audio:
+        // the engine's frame count, not the wall clock, which a loaded
+        // machine (or a non-realtime server) stretches away from it.
+        let before = live.status().frames
         try select(-1)
         let fadeMs = (try? live.control.get("\(node).crossfadeMs").value) ?? 50
-        let period = Double(max(live.status().bufferSize, 256)) / live.graph.sampleRate
-        usleep(UInt32((fadeMs / 1000 + 2 * period + 0.01) * 1e6))
+        let period = max(live.status().bufferSize, 256)
+        // The change applies at the start of the next cycle: one more period.
+        let until = before + Int(fadeMs / 1000 * live.graph.sampleRate) + 3 * period
+        let deadline = MonotonicClock.seconds() + 5 + fadeMs / 1000
+        while live.status().frames < until && MonotonicClock.seconds() < deadline {
+            usleep(2_000)
+        }
         try select(input(letter))
     }
 
