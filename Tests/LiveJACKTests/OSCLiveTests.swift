@@ -243,7 +243,10 @@ final class OSCLiveTests: LiveTestCase {
         defer { server.stop() }
         let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 30)
         defer { rec.close() }
-        let cli = try startAgraphRun(try writeGraph(Self.graph(duration: 5)), server: server, ["--quiet", "--osc", "0"])
+        // Long enough to outlast the waits below (scaled under TSan), so the
+        // end of the stream comes after them.
+        let duration = LiveTiming.seconds(4) + 1
+        let cli = try startAgraphRun(try writeGraph(Self.graph(duration: duration)), server: server, ["--quiet", "--osc", "0"])
         defer { cli.kill() }
         let port = try oscPort(cli)
         // A free port for oscdump: the system picks one; it is let go just before.
@@ -292,7 +295,7 @@ final class OSCLiveTests: LiveTestCase {
         XCTAssertGreaterThan(lines.filter { $0.address == "/agraph/peak" && $0.time > stopped + 0.2 }.count, 2,
                              "meters still come")
 
-        // The tones end at 5 s: the end of the stream, as an event, then agraph stops.
+        // The tones end: the end of the stream, as an event, then agraph stops.
         XCTAssertNotNil(cli.waitForStderr("agraph: end of stream", timeout: 15), cli.stderr)
         assertExitsCleanly(cli)
         usleep(200_000)
