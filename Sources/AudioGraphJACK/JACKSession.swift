@@ -20,18 +20,20 @@ import Glibc
 final class JACKSession: @unchecked Sendable {
     typealias Event = RunningGraph.Event
 
-    let graph: ValidatedGraph
+    /// The graph as it runs (a reload replaces it).
+    var graph: ValidatedGraph
     let binder: JACKPortBinder
     let options: RunningGraph.Options
-    let compiled: CompiledGraph
+    var compiled: CompiledGraph
     var engine: Engine { compiled.engine }
     let cycle: ProcessCycle
     let latency = LatencyPublisher()
-    private let continuation: AsyncStream<Event>.Continuation
+    let continuation: AsyncStream<Event>.Continuation
     private(set) var client: JACKClient
     /// The server this session started, if any.
     private(set) var server: JACKServer?
-    private var jackPorts: [OpaquePointer] = []
+    /// Registered ports by slot; nil for a slot a reload gave up.
+    var jackPorts: [OpaquePointer?] = []
     /// Our ports' connections as last seen, by short port name.
     private var lastConnections: [String: Set<String>] = [:]
     /// Connections to bring back after a reconnect, by slot, until the
@@ -39,7 +41,11 @@ final class JACKSession: @unchecked Sendable {
     private var wanted: [Int: Set<String>] = [:]
     /// The route last announced, for the graph and for each route-aware node.
     private(set) var route: OutputRoute?
-    private var nodeRoutes: [String: OutputRoute] = [:]
+    var nodeRoutes: [String: OutputRoute] = [:]
+    /// A reload whose swap is under way; released at a tick once done.
+    var reloading: PendingReload?
+    /// Called after a reload's swap is done (event sources follow the new nodes).
+    var onReloaded: (() -> Void)?
     private var stopped = false
 
     // Monitor state.
@@ -47,7 +53,7 @@ final class JACKSession: @unchecked Sendable {
     private var ended = false, shutdownReported = false
     private var underruns: [String: Int] = [:]
     /// Fed nodes whose underruns the monitor reports.
-    private let underrunNodes: [(String, any UnderrunCounting)]
+    var underrunNodes: [(String, any UnderrunCounting)]
     /// Peaks of the last few ticks, per output port (newest last).
     private var peakHistory: [[Float]] = []
     /// The metering window, in ticks (the owner thread ticks every 0.25 s
@@ -139,7 +145,7 @@ final class JACKSession: @unchecked Sendable {
 
     /// Sets fed sources' prefetch: one period plus `extraFill`. Prefetch is
     /// not latency. [owner-thread]
-    private func setTargetFill(bufferSize: Int) {
+    func setTargetFill(bufferSize: Int) {
         for node in graph.nodes {
             if let job = engine.node(node.id)?.backgroundJob as? FillTargeting {
                 job.setTargetFill(frames: bufferSize + options.extraFill)
@@ -151,8 +157,12 @@ final class JACKSession: @unchecked Sendable {
     /// installs the callbacks, fills the rings, tells the nodes their route,
     /// activates and connects. [owner-thread]
     private func attach(_ client: JACKClient) throws {
-        var registered: [OpaquePointer] = []
+        var registered: [OpaquePointer?] = []
         for p in binder.ports {
+            if p.removed {
+                registered.append(nil)
+                continue
+            }
             let port = try client.registerPort(p.name, isInput: p.isInput)
             registered.append(port)
             client.setProperty(port, key: RunningGraph.prettyNameKey, value: p.prettyName)
@@ -196,9 +206,9 @@ final class JACKSession: @unchecked Sendable {
     /// For each port slot with `connect` patterns: the ports it will be
     /// connected to (each node's ports take the matches in order).
     /// [owner-thread]
-    private func plannedConnections() -> [Int: [String]] {
+    func plannedConnections() -> [Int: [String]] {
         var byNode: [String: [Int]] = [:]
-        for (i, p) in binder.ports.enumerated() { byNode[p.nodeID, default: []].append(i) }
+        for (i, p) in binder.ports.enumerated() where !p.removed { byNode[p.nodeID, default: []].append(i) }
         var out: [Int: [String]] = [:]
         for (nodeID, slots) in byNode.sorted(by: { $0.key < $1.key }) {
             guard let first = slots.first else { continue }
@@ -221,7 +231,7 @@ final class JACKSession: @unchecked Sendable {
     }
 
     /// Makes the planned connections. [owner-thread]
-    private func connect(_ planned: [Int: [String]]) throws {
+    func connect(_ planned: [Int: [String]]) throws {
         for (slot, targets) in planned.sorted(by: { $0.key < $1.key }) {
             let ours = "\(client.name):\(binder.ports[slot].name)"
             for t in targets {
@@ -246,9 +256,9 @@ final class JACKSession: @unchecked Sendable {
         }
     }
 
-    private func connectionsBySlot() -> [Int: Set<String>] {
+    func connectionsBySlot() -> [Int: Set<String>] {
         var out: [Int: Set<String>] = [:]
-        for (i, port) in jackPorts.enumerated() { out[i] = Set(client.connections(of: port)) }
+        for (i, port) in jackPorts.enumerated() { if let port { out[i] = Set(client.connections(of: port)) } }
         return out
     }
 
@@ -283,7 +293,7 @@ final class JACKSession: @unchecked Sendable {
     /// Works out the route of the graph and of every `OutputRouteAware`
     /// node (from the `jack-out` nodes its output reaches) and tells those
     /// whose route changed. [owner-thread]
-    private func updateRoute(_ connections: [Int: Set<String>]) {
+    func updateRoute(_ connections: [Int: Set<String>]) {
         let sinks = graph.nodes.filter { $0.descriptor.typeID == "jack-out" }
         var sinkRoute: [String: OutputRoute] = [:]
         for s in sinks { sinkRoute[s.id] = route(ofSink: s, connections) }
@@ -326,6 +336,7 @@ final class JACKSession: @unchecked Sendable {
     /// meters the peaks. [owner-thread, at each wake-up]
     func tick() {
         guard !stopped else { return }
+        finishReloadIfDone()
         if cycle.serverGone.load(ordering: .acquiring) {
             if !shutdownReported {
                 shutdownReported = true
@@ -378,10 +389,10 @@ final class JACKSession: @unchecked Sendable {
     /// the window's peaks. [owner-thread]
     private func meterPeaks() {
         var now: [Float] = []
-        for (i, p) in binder.ports.enumerated() where !p.isInput { now.append(binder.takePeak(i)) }
+        for (i, p) in binder.ports.enumerated() where !p.isInput && !p.removed { now.append(binder.takePeak(i)) }
         peakHistory.append(now)
         if peakHistory.count > Self.peakTicks { peakHistory.removeFirst(peakHistory.count - Self.peakTicks) }
-        let names = binder.ports.filter { !$0.isInput }.map(\.name)
+        let names = binder.ports.filter { !$0.isInput && !$0.removed }.map(\.name)
         let held = names.indices.map { k in peakHistory.map { $0[k] }.max() ?? 0 }
         peaks.withLock { $0 = zip(names, held).map { PortPeak(port: $0, dBFS: Decibels.fromLinear(Double($1))) } }
     }
@@ -439,10 +450,11 @@ final class JACKSession: @unchecked Sendable {
         stopped = true
         let serverGone = cycle.serverGone.load(ordering: .acquiring)
         if !serverGone { client.deactivate() }
+        reloading?.retiredWorker.stop()
         engine.worker.stop()
         let errors = engine.worker.finishJobs().map { "\($0)" }
         if !serverGone {
-            for port in jackPorts {
+            for case let port? in jackPorts {
                 client.removeProperties(port)
                 client.unregister(port)
             }

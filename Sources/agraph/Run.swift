@@ -3,6 +3,7 @@ import AudioGraph
 import AudioGraphJACK
 import AudioGraphPlugins
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,10 +16,12 @@ struct Run: ParsableCommand {
             none runs, and stops it on exit. The graph is validated before anything touches JACK.
 
             Commands on stdin: set NODE.PARAM VALUE, get NODE.PARAM, seek [NODE] SECONDS, pause, play, \
-            status, playlist NODE add|insert|remove|move|next|clear|list …, quit, help. Playlist items that \
+            status, playlist NODE add|insert|remove|move|next|clear|list …, reload [FILE], quit, help. Playlist items that \
             start, end, are skipped or fail are printed on stdout. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
             Exits 0 at the end of the graph's streams, at --duration, on quit or Ctrl-C; \
             1 when the JACK server shuts down (unless --reconnect brings it back).
+
+            Hot reload (`reload [FILE]`, SIGHUP, or --watch): the new file is validated first; an invalid             one is reported with its diagnostics and the running graph plays on. Nodes whose id, type,             inputs and parameters are unchanged keep their state; live-parameter-only changes become live             changes; the rest is swapped in at a cycle boundary, crossfaded over --reload-crossfade-ms on             the outputs that differ (docs/reload.md).
             """)
 
     @Argument(help: "Graph file.") var graph: String
@@ -37,6 +40,12 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("set"), help: ParameterOverrides.help)
     var settings: [String] = []
 
+    @Flag(help: "Watch the graph file and reload it when it changes and validates.")
+    var watch = false
+
+    @Option(help: "Crossfade of a reload between the old and the new graph's outputs, in ms (0…10000).")
+    var reloadCrossfadeMs: Double = 20
+
     func validate() throws {
         if let d = duration {
             guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
@@ -45,6 +54,9 @@ struct Run: ParsableCommand {
             }
         }
         _ = try ParameterOverrides.parse(settings)
+        guard reloadCrossfadeMs.isFinite, (0...10_000).contains(reloadCrossfadeMs) else {
+            throw ValidationError("--reload-crossfade-ms must be 0…10000 (got \(reloadCrossfadeMs))")
+        }
     }
 
     func run() throws {
@@ -54,8 +66,13 @@ struct Run: ParsableCommand {
         signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGHUP) { _ in reloadRequested.store(true, ordering: .relaxed) }
 
+        let reloader = Reloader(live: live, binder: binder, file: graph,
+                                overrides: try ParameterOverrides.parse(settings), crossfadeMs: reloadCrossfadeMs)
         let console = Console(live: live, quiet: quiet)
+        console.reloader = reloader
+        var watcher = watch ? FileWatcher(path: graph) : nil
         let endless = !live.graph.endlessSources.isEmpty
         let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
@@ -63,6 +80,14 @@ struct Run: ParsableCommand {
             console.pollCommands(timeout: 0.1)
             console.printPluginMessages()
             console.printPlaylistEvents()
+            if reloadRequested.exchange(false, ordering: .relaxed) {
+                console.clearLine()
+                reloader.reload(file: nil)
+            }
+            if watcher?.changed() == true {
+                console.clearLine()
+                reloader.reload(file: nil)
+            }
             if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
             if let reason = live.shutdownReason {
                 console.clearLine()
@@ -115,6 +140,7 @@ final class Console {
     var lastStatus = 0.0
     var playlistCursor = PlaylistEventCursor()
     var statusShown = false
+    var reloader: Reloader?
 
     init(live: RunningGraph, quiet: Bool) {
         self.live = live
@@ -145,6 +171,11 @@ final class Console {
     func handle(_ line: LineSplitter.Line) {
         switch line {
         case .text(let text):
+            if case .reload(let file)?? = try? ControlLine.parse(text), let reloader {
+                clearLine()
+                reloader.reload(file: file)
+                return
+            }
             switch live.control.execute(line: text) {
             case nil: break
             case .success(.quit)?: quitRequested = true
@@ -205,5 +236,79 @@ final class Console {
             writeStderr("\r\u{1B}[K")
             statusShown = false
         }
+    }
+}
+
+/// Set by SIGHUP: reload the graph file. [signal handler sets, main-thread takes]
+let reloadRequested = Atomic<Bool>(false)
+
+/// `agraph run`'s hot reload: validates the file (diagnostics printed as
+/// `agraph validate` prints them; the running graph plays on), then hands it
+/// to `RunningGraph.reload` and prints what changed. [main-thread]
+final class Reloader {
+    let live: RunningGraph
+    let binder: JACKPortBinder
+    /// The file reloaded by default: the last one loaded.
+    var file: String
+    let overrides: [ParameterOverride]
+    let crossfadeMs: Double
+
+    init(live: RunningGraph, binder: JACKPortBinder, file: String, overrides: [ParameterOverride], crossfadeMs: Double) {
+        self.live = live
+        self.binder = binder
+        self.file = file
+        self.overrides = overrides
+        self.crossfadeMs = crossfadeMs
+    }
+
+    /// Reloads `file` (nil: the current one). Returns whether the new graph runs.
+    @discardableResult
+    func reload(file other: String?) -> Bool {
+        let path = other ?? file
+        switch GraphValidator(registry: standardRegistry(binder)).validate(file: path, overrides: overrides) {
+        case .failure(let errors):
+            for d in errors.diagnostics { printError(d.description) }
+            let n = errors.errors.count
+            printError("\(path): \(n) error\(n == 1 ? "" : "s")")
+            printError("agraph: reload: \(path) not loaded; the running graph plays on")
+            return false
+        case .success(let g):
+            for w in g.warnings { printError(w.description) }
+            do {
+                let report = try live.reload(graph: g, crossfadeMs: crossfadeMs)
+                file = path
+                printError("agraph: \(report)")
+                return true
+            } catch {
+                printError("agraph: reload: \(error); the running graph plays on")
+                return false
+            }
+        }
+    }
+}
+
+/// Watches a file by its modification time and size, polled from the main
+/// loop (a non-realtime thread). [main-thread]
+struct FileWatcher {
+    let path: String
+    private var last: (Int, Int, Int)?
+
+    init(path: String) {
+        self.path = path
+        last = Self.stamp(path)
+    }
+
+    static func stamp(_ path: String) -> (Int, Int, Int)? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return (Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size))
+    }
+
+    /// Whether the file changed since the last call (a vanished file is no change).
+    mutating func changed() -> Bool {
+        guard let now = Self.stamp(path) else { return false }
+        defer { last = now }
+        guard let last else { return false }
+        return last != now
     }
 }
