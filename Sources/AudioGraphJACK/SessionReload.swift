@@ -54,6 +54,11 @@ extension JACKSession {
             return (diff, nil)
         }
 
+        // A file-out made anew would write the same file as the one it
+        // replaces while that one still finishes.
+        if let sink = new.nodes.first(where: { diff.replaced.contains($0.id) && $0.descriptor.typeID == "file-out" }) {
+            throw JACKError("reload: the file-out '\(sink.id)' would be made anew (it or a node feeding it changed) and write its file again; give it another id and path, or stop and run again")
+        }
         let old = compiled
         let oldEngine = old.engine
         let leaving = Set(graph.nodes.map(\.id)).subtracting(diff.kept)

@@ -192,6 +192,40 @@ final class ReloadLiveTests: LiveTestCase {
         }
     }
 
+    // A file source left unchanged keeps its position.
+    func testReloadKeepsAnUnchangedFileSourcesPosition() throws {
+        let scale: Float = 1_048_576
+        let frames = Int(12 * Self.rate)
+        try writeSoundFile(dir.file("ramp.wav"), format: .wavFloat32, channels: 1, sampleRate: Self.rate,
+                           samples: (0..<frames).map { Float($0) / scale })
+        let file = #"{"id": "src", "type": "file", "params": {"path": "ramp.wav"}}"#
+        let gain = #"{"id": "g", "type": "gain", "params": {"gain": -6.0206}}"#
+        let first = Self.graph([file, Self.mainOut, Self.monitorOut], [("src", "out"), ("src", "mon")])
+        let second = Self.graph([file, gain, Self.mainOut, Self.monitorOut], [("src", "g"), ("g", "out"), ("src", "mon")])
+        try reloading(first, to: second) { rec, report, failure, _ in
+            XCTAssertNil(failure)
+            guard let report else { return XCTFail("no report") }
+            XCTAssertEqual(report.added, ["g"])
+            XCTAssertEqual(report.replaced, ["out"])
+            XCTAssertEqual(report.keptCount, 2, "src and mon")
+            // The kept branch: file positions one after another, through the reload.
+            let mon = rec.samples(1)
+            guard let first = mon.firstIndex(where: { $0 != 0 }) else { return XCTFail("no signal") }
+            let positions = mon[first...].map { Int(($0 * scale).rounded()) }
+            let breaks = zip(positions, positions.dropFirst()).filter { $1 != $0 + 1 }.count
+            XCTAssertEqual(breaks, 0, "the file source kept its position: every frame follows the one before")
+            XCTAssertGreaterThan(positions.count, 48000)
+            // The changed path: the same positions, at half the level after the fade.
+            let main = rec.samples(0)
+            let end = min(main.count, mon.count)
+            let last = (end - 4800)..<end
+            for i in last {
+                XCTAssertEqual(main[i], mon[i] * 0.5, accuracy: mon[i] * 1e-4 + 1e-7, "frame \(i)")
+                if abs(main[i] - mon[i] * 0.5) > mon[i] * 1e-4 + 1e-7 { break }
+            }
+        }
+    }
+
     // (d) A graph that cannot run here: refused, the running graph untouched.
     func testReloadThatCannotRunLeavesTheGraphUntouched() throws {
         let first = Self.graph([Self.tone("tone", 1000), Self.mainOut, Self.monitorOut], [("tone", "out"), ("tone", "mon")])
