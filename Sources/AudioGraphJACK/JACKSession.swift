@@ -390,6 +390,8 @@ final class JACKSession: @unchecked Sendable {
     private func meterPeaks() {
         var now: [Float] = []
         for (i, p) in binder.ports.enumerated() where !p.isInput && !p.removed { now.append(binder.takePeak(i)) }
+        // A reload may change the output ports: the window starts again.
+        if let last = peakHistory.last, last.count != now.count { peakHistory.removeAll() }
         peakHistory.append(now)
         if peakHistory.count > Self.peakTicks { peakHistory.removeFirst(peakHistory.count - Self.peakTicks) }
         let names = binder.ports.filter { !$0.isInput && !$0.removed }.map(\.name)

@@ -14,7 +14,8 @@ import Synchronization
 ///   old engine renders only its retired nodes (`Engine.renderRetired`),
 ///   which read the kept buses the new engine has just filled, and its
 ///   retired `jack-out`s write the old signal to those ports; the ports
-///   then get old × (1 − g) + new × g, g rising linearly over the fade.
+///   then get old × (1 − g) + new × g, g rising linearly over the fade
+///   (and one more cycle at g = 1, so that ports given up are left silent).
 ///   Ports written by kept `jack-out`s are not touched (their signal is
 ///   the same in both graphs).
 /// - The swap is one atomic pointer exchange the callback does at the start
@@ -94,6 +95,9 @@ final class ReloadSwap: @unchecked Sendable {
     /// [audio-thread]
     func render(frames n: Int, binder: JACKPortBinder) -> Bool {
         let frames = n < maxFrames ? n : maxFrames
+        // One more cycle after the fade, at g = 1: ports given up then hold
+        // silence, which JACK goes on mixing until they are unregistered.
+        let over = progress >= fadeFrames
         var k = 0
         // Ports no new node writes must not keep last cycle's samples.
         while k < fadeCount {
@@ -126,6 +130,6 @@ final class ReloadSwap: @unchecked Sendable {
             k += 1
         }
         progress += frames
-        return progress >= fadeFrames
+        return over
     }
 }

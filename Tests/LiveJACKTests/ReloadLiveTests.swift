@@ -226,6 +226,28 @@ final class ReloadLiveTests: LiveTestCase {
         }
     }
 
+    // A jack-out removed and another added: the new port registered and
+    // connected before the swap, the old one unregistered after the fade.
+    func testReloadRegistersNewPortsAndUnregistersRemovedOnes() throws {
+        let other = #"{"id": "out2", "type": "jack-out", "params": {"ports": ["extra_1"], "connect": ["agraph-rec:in_1"]}}"#
+        let first = Self.graph([Self.tone("tone", 1000), Self.mainOut, Self.monitorOut], [("tone", "out"), ("tone", "mon")])
+        let second = Self.graph([Self.tone("tone", 1000), other, Self.monitorOut], [("tone", "out2"), ("tone", "mon")])
+        try reloading(first, to: second) { rec, report, failure, live in
+            XCTAssertNil(failure)
+            guard let report else { return XCTFail("no report") }
+            XCTAssertEqual(report.added, ["out2"])
+            XCTAssertEqual(report.removed, ["out"])
+            let ours = live.client.ports().filter { $0.hasPrefix(live.client.name + ":") }
+            XCTAssertEqual(Set(ours), ["\(live.client.name):extra_1", "\(live.client.name):mon_1"])
+            // Both ports feed in_1 during the fade: old faded out, new in,
+            // the same tone: one unbroken sine at its level.
+            let main = Self.playing(rec, channel: 0)
+            XCTAssertGreaterThan(main.count, 48000)
+            XCTAssertLessThan(Self.residual(main, frequencies: [1000]).max() ?? 1, 1e-3, "continuous across the port change")
+            XCTAssertEqual(Self.level(main.suffix(4800)), -12, accuracy: 0.3)
+        }
+    }
+
     // (d) A graph that cannot run here: refused, the running graph untouched.
     func testReloadThatCannotRunLeavesTheGraphUntouched() throws {
         let first = Self.graph([Self.tone("tone", 1000), Self.mainOut, Self.monitorOut], [("tone", "out"), ("tone", "mon")])
