@@ -268,38 +268,70 @@ final class ReloadLiveTests: LiveTestCase {
 
     // (d) At the console: an invalid file is reported with its diagnostics.
     func testConsoleReloadOfAnInvalidFileReportsItsDiagnosticsAndPlaysOn() throws {
-        let server = try TestJACKServer()
-        defer { server.stop() }
-        let rec = try JACKRecorder(server: server.name, channels: 2, seconds: 8)
-        defer { rec.close() }
-        let first = Self.graph([Self.tone("tone", 1000), Self.mainOut, Self.monitorOut], [("tone", "out"), ("tone", "mon")])
-        let path = try writeGraph(first)
-        let bad = try writeGraph(first.replacingOccurrences(of: #""frequency": 1000"#, with: #""frequency": -5"#), "bad.json")
-        let cli = try startAgraphRun(path, server: server)
-        defer { cli.kill() }
-        XCTAssertTrue(waitForSignal(rec, seconds: 0.5))
-        cli.send("reload bad.json\n")
-        XCTAssertNotNil(cli.waitForStderr("the running graph plays on", timeout: 10), cli.stderr)
-        // The same diagnostics as `agraph validate`.
-        _ = bad
-        let validate = try CLIProcess(["validate", "bad.json"], directory: dir.path)
-        XCTAssertTrue(validate.waitForExit(timeout: 10))
-        let diagnostics = validate.stderr.split(separator: "\n").filter { $0.contains("frequency") }
-        XCTAssertFalse(diagnostics.isEmpty, validate.stderr)
-        for d in diagnostics { XCTAssertTrue(cli.stderr.contains(d), "\(d) in \(cli.stderr)") }
-        XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + Int(0.5 * Self.rate), timeout: 10))
-        cli.send("reload\n")
-        XCTAssertNotNil(cli.waitForStderr("reload: 3 kept", timeout: 10), cli.stderr)
-        XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + Int(0.5 * Self.rate), timeout: 10))
-        cli.send("quit\n")
-        assertExitsCleanly(cli)
-        guard rec.xruns == 0 else { throw XCTSkip("xruns on the test server: continuity not judged") }
-        for c in 0..<2 {
-            let s = Self.playing(rec, channel: c)
-            // Up to the end of the graph's output (quit stops it).
-            let end = s.lastIndex(where: { $0 != 0 }).map { max($0 - 4800, 0) } ?? 0
-            XCTAssertGreaterThan(end, 48000)
-            XCTAssertLessThan(Self.residual(Array(s[..<end]), frequencies: [1000]).max() ?? 1, 1e-3, "channel \(c) continuous")
+        try retryingOnXruns { isLast in
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 2, seconds: 8)
+            defer { rec.close() }
+            let first = Self.graph([Self.tone("tone", 1000), Self.mainOut, Self.monitorOut], [("tone", "out"), ("tone", "mon")])
+            let path = try writeGraph(first)
+            _ = try writeGraph(first.replacingOccurrences(of: #""frequency": 1000"#, with: #""frequency": -5"#), "bad.json")
+            let cli = try startAgraphRun(path, server: server)
+            defer { cli.kill() }
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.5))
+            cli.send("reload bad.json\n")
+            XCTAssertNotNil(cli.waitForStderr("the running graph plays on", timeout: 10), cli.stderr)
+            // The same diagnostics as `agraph validate`.
+            let validate = try CLIProcess(["validate", "bad.json"], directory: dir.path)
+            XCTAssertTrue(validate.waitForExit(timeout: 10))
+            let diagnostics = validate.stderr.split(separator: "\n").filter { $0.contains("frequency") }
+            XCTAssertFalse(diagnostics.isEmpty, validate.stderr)
+            for d in diagnostics { XCTAssertTrue(cli.stderr.contains(d), "\(d) in \(cli.stderr)") }
+            XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + Int(0.5 * Self.rate), timeout: 10))
+            cli.send("reload\n")
+            XCTAssertNotNil(cli.waitForStderr("reload: 3 kept", timeout: 10), cli.stderr)
+            XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + Int(0.5 * Self.rate), timeout: 10))
+            cli.send("quit\n")
+            assertExitsCleanly(cli)
+            if rec.xruns > 0 && !isLast { throw XrunsHappened(count: rec.xruns) }
+            for c in 0..<2 {
+                let s = Self.playing(rec, channel: c)
+                // Up to the end of the graph's output (quit stops it).
+                let end = s.lastIndex(where: { $0 != 0 }).map { max($0 - 4800, 0) } ?? 0
+                XCTAssertGreaterThan(end, 48000)
+                XCTAssertLessThan(Self.residual(Array(s[..<end]), frequencies: [1000]).max() ?? 1, 1e-3, "channel \(c) continuous")
+            }
+        }
+    }
+
+    /// `agraph run`: SIGHUP reloads the file; `--watch` reloads it when it changes.
+    func testSighupAndWatchReloadTheGraphFile() throws {
+        let gain = { (db: Double) in #"{"id": "g", "type": "gain", "params": {"gain": \#(db)}}"# }
+        let graph = { (db: Double) in
+            Self.graph([Self.tone("tone", 1000), gain(db), Self.mainOut, Self.monitorOut], [("tone", "g"), ("g", "out"), ("tone", "mon")])
+        }
+        for watch in [false, true] {
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 2, seconds: 10)
+            defer { rec.close() }
+            let path = try writeGraph(graph(0))
+            let cli = try startAgraphRun(path, server: server, watch ? ["--quiet", "--watch"] : ["--quiet"])
+            defer { cli.kill() }
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.5))
+            XCTAssertEqual(Self.recentLevel(rec), -12, accuracy: 0.5)
+            _ = try writeGraph(graph(-6))
+            if !watch {
+                usleep(600_000)
+                XCTAssertFalse(cli.stderr.contains("reload:"), "no reload without SIGHUP or --watch: \(cli.stderr)")
+                cli.process.send(SIGHUP)
+            }
+            XCTAssertNotNil(cli.waitForStderr("reload: 1 parameter changed (g.gain), 4 kept", timeout: 10), cli.stderr)
+            XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + Int(0.3 * Self.rate), timeout: 10))
+            XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.5, watch ? "--watch" : "SIGHUP")
+            XCTAssertEqual(Self.recentLevel(rec, channel: 1), -12, accuracy: 0.5)
+            cli.send("quit\n")
+            assertExitsCleanly(cli)
         }
     }
 }
