@@ -94,7 +94,8 @@ public struct ReloadReport: Sendable, CustomStringConvertible {
     /// Whether an engine was built and swapped in (false: parameters only).
     public var swapped: Bool
     /// From the command to the callback taking the new engine, in seconds
-    /// (0 without a swap).
+    /// (0 without a swap; −1 when the callback had not taken it after 1 s,
+    /// e.g. the server stopped: it takes it when it runs again).
     public var secondsToSwap: Double
 
     public init(diff: GraphDiff, swapped: Bool, secondsToSwap: Double = 0) {

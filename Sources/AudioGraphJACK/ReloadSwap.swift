@@ -120,16 +120,23 @@ final class ReloadSwap: @unchecked Sendable {
         while k < fadeCount {
             let s = scratch + k * maxFrames
             if let b = binder.buffers[fadeSlots[k]] {
-                var i = 0
-                while i < frames {
-                    let g = min(Float(progress + i + 1) / total, 1)
-                    b[i] = b[i] * (1 - g) + s[i] * g
-                    i += 1
-                }
+                Self.crossfade(old: b, new: s, count: frames, from: progress, total: total)
             }
             k += 1
         }
         progress += frames
         return over
+    }
+
+    /// `old` ← old × (1 − g) + new × g, g = (start + i + 1) / total, at most 1.
+    /// [audio-thread]
+    @_noLocks
+    static func crossfade(old: UnsafeMutablePointer<Float>, new: UnsafePointer<Float>, count: Int, from start: Int, total: Float) {
+        var i = 0
+        while i < count {
+            let g = min(Float(start + i + 1) / total, 1)
+            old[i] = old[i] * (1 - g) + new[i] * g
+            i += 1
+        }
     }
 }

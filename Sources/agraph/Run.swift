@@ -84,6 +84,8 @@ struct Run: ParsableCommand {
                 console.clearLine()
                 reloader.reload(file: nil)
             }
+            // `reload FILE` moves the watch to FILE.
+            if watch && watcher?.path != reloader.file { watcher = FileWatcher(path: reloader.file) }
             if watcher?.changed() == true {
                 console.clearLine()
                 reloader.reload(file: nil)
