@@ -48,6 +48,8 @@ final class ProcessCycle: @unchecked Sendable {
     private let reasonBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
     let measure: Bool
     let cycleTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
+    /// How long the last reload's swap (`take`) took, in ns (with `measure`).
+    let swapNanoseconds = Atomic<UInt64>(0)
 
     init(engine: Engine, binder: JACKPortBinder, maxFrames: Int, measure: Bool,
          threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, wakeup: Wakeup) {
@@ -90,7 +92,9 @@ final class ProcessCycle: @unchecked Sendable {
         let start = measure ? MonotonicClock.nanoseconds() : 0
         let n = Int(frames)
         if let raw = pendingSwap.exchange(nil, ordering: .acquiring) {
+            let t0 = measure ? MonotonicClock.nanoseconds() : 0
             take(Unmanaged<ReloadSwap>.fromOpaque(raw).takeUnretainedValue())
+            if measure { swapNanoseconds.store(MonotonicClock.nanoseconds() &- t0, ordering: .relaxed) }
         }
         var i = 0
         while i < portCount {

@@ -249,6 +249,11 @@ public final class RunningGraph: @unchecked Sendable {
         }
     }
 
+    /// How long the process callback took to take the last reload's new
+    /// engine (the swap alone, without rendering), in ns; 0 without
+    /// `Options.measureCycles`. [any thread]
+    public var lastSwapNanoseconds: UInt64 { cycle.swapNanoseconds.load(ordering: .relaxed) }
+
     /// Whether a reload's crossfade is still running (its old engine not yet
     /// released). [any thread; asks the owner thread]
     public var isReloading: Bool { owner.sync { [session] in session.reloading != nil } }

@@ -19,8 +19,9 @@ struct ReloadBench: ParsableCommand {
             between two files that differ in one filter's type (a non-live parameter: that filter, the \
             mixer and the jack-out are made anew, 29 nodes kept) with the default 20 ms crossfade. Per \
             reload: the time from the call to the callback taking the new engine; the callback's durations \
-            from the call until 100 ms after the crossfade ended, their maximum, against the median of \
-            every cycle measured between reloads.
+            from the call until 100 ms after the crossfade ended, their maximum (the crossfade's cycles \
+            render the retired nodes too), against the median of every cycle measured between reloads; \
+            and the swap alone (the callback taking the new engine and port table).
             """)
 
     @Option(help: "Reloads.") var reloads: Int = 50
@@ -74,18 +75,27 @@ struct ReloadBench: ParsableCommand {
         var toSwap: [Double] = []
         var worst: [UInt32] = []
         var kept = 0
+        var swapOnly: [UInt64] = []
+        var xrunsAround = 0
+        var aroundSeconds = 0.0
+        let xrunsBefore = live.status().xruns
         for r in 0..<reloads {
             usleep(UInt32(gap * 1e6))
             between += live.takeCycleTimes()
+            let x0 = live.status().xruns
             let report = try live.reload(graph: graphs[(r + 1) % 2], crossfadeMs: 20)
             while live.isReloading { usleep(1000) }
             usleep(100_000)
             let around = live.takeCycleTimes()
+            let x1 = live.status().xruns
+            xrunsAround += x1 - x0
+            aroundSeconds += Double(around.count * period) / 48000
             toSwap.append(report.secondsToSwap)
+            swapOnly.append(live.lastSwapNanoseconds)
             worst.append(around.max() ?? 0)
             kept = report.keptCount
         }
-        let xruns = live.status().xruns
+        let xruns = live.status().xruns - xrunsBefore
         between.sort()
         let sortedSwap = toSwap.sorted()
         let median = percentile(between, 50)
@@ -95,6 +105,8 @@ struct ReloadBench: ParsableCommand {
         print("command → swap: median \(String(format: "%.2f", sortedSwap[sortedSwap.count / 2] * 1000)) ms, max \(String(format: "%.2f", (sortedSwap.last ?? 0) * 1000)) ms")
         print("callback between reloads: median \(us(median)) µs, p99 \(us(percentile(between, 99))), max \(us(Double(between.last ?? 0))) µs over \(between.count) cycles")
         print("callback worst around each reload (call → 100 ms after the fade): median \(us(Double(sortedWorst[sortedWorst.count / 2]))) µs, max \(us(Double(sortedWorst.last ?? 0))) µs")
-        print("xruns: \(xruns)")
+        let sortedSwapOnly = swapOnly.sorted()
+        print("the swap itself in the callback (take the new engine and port table): median \(us(Double(sortedSwapOnly[sortedSwapOnly.count / 2]))) µs, max \(us(Double(sortedSwapOnly.last ?? 0))) µs")
+        print("xruns: \(xruns) in all; \(xrunsAround) in the windows around the reloads (\(String(format: "%.1f", aroundSeconds)) s), \(xruns - xrunsAround) between them (\(String(format: "%.1f", Double(between.count * period) / 48000)) s)")
     }
 }
