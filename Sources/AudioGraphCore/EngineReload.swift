@@ -58,3 +58,16 @@ extension Engine {
         position.store(other.framePosition, ordering: .relaxed)
     }
 }
+
+extension Engine {
+    /// Writes zeros through this engine's own bus memory, so that its pages
+    /// are mapped before the audio thread first touches them (a hot reload
+    /// calls it before the swap; kept buses, in other pools, are not
+    /// touched). [main-thread, before the engine renders]
+    public func prefaultOwnBuses() {
+        guard let own = pools.first else { return }
+        for bus in own.buses {
+            for c in 0..<bus.channels { Kernels.fill(bus.channel(c), count: bus.capacity, value: 0) }
+        }
+    }
+}

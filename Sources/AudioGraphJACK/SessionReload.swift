@@ -111,6 +111,7 @@ extension JACKSession {
         let swap = ReloadSwap(engine: next.engine, old: oldEngine, retired: retired, fadeSlots: fade.sorted(),
                               fadeFrames: fadeFrames, ports: ports, outputSlots: outputs, removedSlots: removed)
 
+        next.engine.prefaultOwnBuses()
         // Workers: the kept jobs move to the new engine's worker; the retired
         // ones get their own until the fade is over.
         oldEngine.worker.stop()
@@ -127,11 +128,13 @@ extension JACKSession {
         for id in leaving.union(diff.added) { nodeRoutes[id] = nil }
         updateRoute(connectionsBySlot())
         next.engine.continuePosition(from: oldEngine)
-        reloading = PendingReload(swap: swap, retiredWorker: retiredWorker, retiredJobs: retiredJobs, removedSlots: removed)
-        cycle.pendingSwap.store(Unmanaged.passUnretained(swap).toOpaque(), ordering: .releasing)
-        // New ports with `connect` patterns.
+        // New ports with `connect` patterns, connected before the swap so
+        // that their fade-in is heard from its start (until the swap they
+        // carry JACK's cleared buffers).
         let planned = plannedConnections().filter { $0.key >= saved.count }
         try? connect(planned)
+        reloading = PendingReload(swap: swap, retiredWorker: retiredWorker, retiredJobs: retiredJobs, removedSlots: removed)
+        cycle.pendingSwap.store(Unmanaged.passUnretained(swap).toOpaque(), ordering: .releasing)
         return (diff, swap)
     }
 
