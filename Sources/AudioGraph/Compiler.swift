@@ -92,7 +92,7 @@ public final class CompiledGraph: @unchecked Sendable {
         valuesLock.withLock { $0[address] = value }
     }
 
-    private let valuesLock = Locked<[String: Double]>([:])
+    let valuesLock = Locked<[String: Double]>([:])
 
     /// The number a word stands for at `address`: a number, true/false/on/off,
     /// or the name of one of a choice parameter's options (its index).
@@ -146,8 +146,13 @@ public enum GraphCompiler {
     ///     before the engine prepares it (`OfflinePasses` hands analysing
     ///     nodes their role this way).
     /// - Throws: `EngineError` when a node cannot be created (e.g. a file vanished since validation).
+    ///   - keeping: hot reload: the running graph and the ids of its nodes to
+    ///     keep (their objects, already prepared, go into the new engine;
+    ///     see `GraphDiff`).
     public static func compile(_ graph: ValidatedGraph, maxFrames: Int, live: Bool = false,
+                               keeping: (old: CompiledGraph, ids: Set<String>)? = nil,
                                configure: (ValidatedGraph.Node, any RenderNode) throws -> Void = { _, _ in }) throws -> CompiledGraph {
+        var keptFrom: [Int?] = []
         var steps: [Engine.Step] = []
         let notices: [String]
         do { notices = try graph.createOutputFolders() } catch { throw EngineError("\(error)") }
@@ -157,6 +162,14 @@ public enum GraphCompiler {
                                           directory: graph.directory, inputNodes: node.inputs.map { steps[$0].node },
                                           live: live, outputFormats: node.outputFormats, registry: graph.registry)
             let made: any RenderNode
+            if let keeping, keeping.ids.contains(node.id), let j = keeping.old.engine.stepIndex(of: node.id),
+               let old = keeping.old.engine.node(node.id) {
+                keptFrom.append(j)
+                steps.append(.init(id: node.id, node: old, inputs: node.inputs, inputPorts: node.inputSourcePorts,
+                                   outputChannelCounts: node.outputFormats.map(\.channels)))
+                continue
+            }
+            keptFrom.append(nil)
             do {
                 made = try node.type.makeNode(context)
             } catch let e as EngineError {
@@ -169,7 +182,8 @@ public enum GraphCompiler {
                                outputChannelCounts: node.outputFormats.map(\.channels)))
         }
         let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames,
-                                latencyCompensation: graph.latencyCompensation)
+                                latencyCompensation: graph.latencyCompensation,
+                                reusing: keeping.map { EngineReuse(old: $0.old.engine, keptFrom: keptFrom) })
         return CompiledGraph(graph: graph, engine: engine, notices: notices)
     }
 }

@@ -151,6 +151,9 @@ public enum ControlCommand: Sendable, Equatable {
     /// path is as typed (the control surface resolves it against the
     /// working directory).
     case playlist(node: String, PlaylistCommand)
+    /// `reload [FILE]`: hot reload of the running graph's file (or FILE),
+    /// run by the host (`RunningGraph.reload`), not the control surface.
+    case reload(file: String?)
 }
 
 /// Why a control line is not a command, in words for the user.
@@ -173,6 +176,7 @@ public enum ControlLine {
         playlist NODE insert INDEX PATH [START [END [GAIN]]] put an item at INDEX (0 = first)
         playlist NODE remove INDEX | move FROM TO            take out or move an item
         playlist NODE next | clear | list                    skip what plays | empty the list | show it
+        reload [FILE]          load the graph file again (or FILE) while playing: kept nodes keep their state
         quit                   stop cleanly (so does Ctrl-C)
         """
 
@@ -208,6 +212,9 @@ public enum ControlLine {
         case "quit", "exit": try noArguments(command, arguments); return .quit
         case "help": return .help
         case "playlist": return try PlaylistLine.parse(line)
+        case "reload":
+            guard arguments.count <= 1 else { throw ControlLineError("reload takes at most a file: reload [FILE]") }
+            return .reload(file: arguments.first.map(String.init))
         default:
             throw ControlLineError("unknown command '\(quoted(command))'; type 'help'")
         }

@@ -255,6 +255,7 @@ public final class ControlSurface: @unchecked Sendable {
             case .quit: return .success(.quit)
             case .help: return .success(.help(ControlLine.help))
             case .playlist(let node, let command): return .success(.playlist(try playlist(node, command)))
+            case .reload: throw ControlError("reload is run by the host (agraph run, RunningGraph.reload), not here")
             }
         } catch {
             return .failure(error)

@@ -78,10 +78,10 @@ public final class BusPool: @unchecked Sendable {
     public let capacity: Int
     private let samples: UnsafeMutablePointer<Float>
     private let states: UnsafeMutablePointer<BusState>
-    private let layouts: UnsafeMutablePointer<BusLayout>
+    let layouts: UnsafeMutablePointer<BusLayout>
     /// First global channel index of each bus.
     private let firstChannel: UnsafeMutablePointer<Int>
-    private let busCount: Int
+    let busCount: Int
     public let buses: [AudioBus]
     /// The block size the layout is for, behind a pointer: a class's stored
     /// `var` costs a dynamic exclusivity check per access on the audio thread.

@@ -64,8 +64,11 @@ public final class Engine: @unchecked Sendable {
     public let inputIndices: [[Int]]
     /// For each step, the output port of each of those steps that feeds it.
     public let inputPortIndices: [[Int]]
-    private let nodes: ContiguousArray<any RenderNode>
+    let nodes: ContiguousArray<any RenderNode>
     private let pool: BusPool
+    /// Every pool this engine's buses live in: its own first, then those of
+    /// the engines it kept steps from (hot reload). [audio-thread lays them out]
+    let pools: ContiguousArray<BusPool>
     /// Bus of each step's first output (nil for sinks).
     public let outputs: [AudioBus?]
     /// Buses of each step's outputs, in port order (empty for sinks).
@@ -76,14 +79,14 @@ public final class Engine: @unchecked Sendable {
     public let parameters = ParameterQueue()
     /// Non-realtime work of the graph's nodes.
     public let worker: BackgroundWorker
-    private let position = Atomic<Int>(0)
+    let position = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
     /// Per step: whether it follows the host's transport.
-    private let followers: UnsafeMutablePointer<Bool>
+    let followers: UnsafeMutablePointer<Bool>
     /// Per step: the node as a follower, when it follows.
-    private var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
+    var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
     /// Whether any step follows the transport.
-    private var anyFollower = false
+    private(set) var anyFollower = false
 
     /// While true, the steps that follow the host's transport
     /// (`setTransportFollowers`) are not rendered: their outputs are
@@ -100,7 +103,10 @@ public final class Engine: @unchecked Sendable {
     /// Delay lines in front of node inputs whose paths are shorter than the
     /// longest path into the same node (latency compensation), in schedule
     /// order.
-    private let delayLines: ContiguousArray<DelayLine>
+    let delayLines: ContiguousArray<DelayLine>
+    /// The step each delay line feeds, in this engine's schedule (a line
+    /// kept from an earlier engine keeps its `step` of that one).
+    let lineSteps: ContiguousArray<Int>
     /// Whether the engine aligns paths of different latency.
     public let latencyCompensation: Bool
 
@@ -112,8 +118,16 @@ public final class Engine: @unchecked Sendable {
     /// right after each node's `prepare`. A line is also made, with room
     /// for up to one second more, for every input of a node downstream of a
     /// node whose latency may change (`LatencyChangeNotifying`).
+    ///
+    /// With `reusing` (hot reload), the steps it marks as kept are the
+    /// running engine's node objects, already prepared: they keep their
+    /// output buses and the delay lines in front of them and are not
+    /// prepared again (see `EngineReuse`).
     /// - Throws: `EngineError` when a step reads a later step or a sink, or a node refuses to prepare.
-    public init(steps: [Step], sampleRate: Double, maxFrames: Int, latencyCompensation: Bool = true) throws {
+    public init(steps: [Step], sampleRate: Double, maxFrames: Int, latencyCompensation: Bool = true,
+                reusing: EngineReuse? = nil) throws {
+        let kept: [Int?] = reusing?.keptFrom ?? steps.map { _ in nil }
+        guard kept.count == steps.count else { throw EngineError("reuse plan for \(kept.count) steps, not \(steps.count)") }
         self.latencyCompensation = latencyCompensation
         guard maxFrames > 0 else { throw EngineError("maxFrames must be positive") }
         self.sampleRate = sampleRate
@@ -125,15 +139,24 @@ public final class Engine: @unchecked Sendable {
         // port order, from one pool.
         var firstBus: [Int] = []
         var counts: [Int] = []
-        for step in steps {
+        for (i, step) in steps.enumerated() {
             firstBus.append(counts.count)
-            counts += step.outputChannelCounts
+            if kept[i] == nil { counts += step.outputChannelCounts }
         }
         let pool = BusPool(channelCounts: counts, capacity: maxFrames)
         self.pool = pool
         let portOuts = steps.indices.map { i in
-            Array(pool.buses[firstBus[i] ..< firstBus[i] + steps[i].outputChannelCounts.count])
+            if let j = kept[i], let old = reusing?.old { return old.portOutputs[j] }
+            return Array(pool.buses[firstBus[i] ..< firstBus[i] + steps[i].outputChannelCounts.count])
         }
+        // Kept buses live in the old engine's pools: keep those that hold one.
+        var pools: ContiguousArray<BusPool> = [pool]
+        if let old = reusing?.old {
+            let keptBuses = steps.indices.flatMap { i in kept[i] == nil ? [] : portOuts[i] }
+            for p in old.pools where keptBuses.contains(where: { p.owns($0) }) { pools.append(p) }
+        }
+        self.pools = pools
+        var lineSteps: ContiguousArray<Int> = []
         portOutputs = portOuts
         let outs = portOuts.map(\.first)
         outputs = outs
@@ -159,12 +182,25 @@ public final class Engine: @unchecked Sendable {
             let upstream = step.inputs.map { latency[$0] }
             let longest = upstream.max() ?? 0
             let mayChange = step.inputs.contains { changing[$0] }
+            if let j = kept[i], let old = reusing?.old {
+                // Prepared already, reading the buses and lines it was prepared with.
+                for (k, line) in old.delayLines.enumerated() where old.lineSteps[k] == j {
+                    lines.append(line)
+                    lineSteps.append(i)
+                    ins[line.port] = line.output
+                }
+                if step.outputChannelCounts.isEmpty { sinks.append(contentsOf: ins) }
+                latency.append(longest + max(step.node.latency, 0))
+                changing.append(mayChange || step.node is LatencyChangeNotifying)
+                continue
+            }
             if latencyCompensation && step.inputs.count > 1 && (mayChange || upstream.contains { $0 != longest }) {
                 for (port, src) in step.inputs.enumerated() where mayChange || latency[src] < longest {
                     let need = longest - latency[src]
                     let line = DelayLine(step: i, port: port, source: ins[port], delay: need,
                                          maximumDelay: mayChange ? need + Int(sampleRate) : need, maxFrames: maxFrames)
                     lines.append(line)
+                    lineSteps.append(i)
                     ins[port] = line.output
                 }
             }
@@ -181,6 +217,7 @@ public final class Engine: @unchecked Sendable {
         }
         sinkInputs = sinks
         delayLines = lines
+        self.lineSteps = lineSteps
         nodes = ContiguousArray(steps.map { $0.node })
         worker = BackgroundWorker(jobs: steps.compactMap { $0.node.backgroundJob })
         followers = .allocate(capacity: max(steps.count, 1))
@@ -230,7 +267,11 @@ public final class Engine: @unchecked Sendable {
     /// order. `frames` above `maxFrames` is clamped. [audio-thread]
     public func render(frames: Int) {
         let n = frames < maxFrames ? frames : maxFrames
-        pool.setBlockFrames(n)
+        var p = 0
+        while p < pools.count {
+            pools[p].setBlockFrames(n)
+            p += 1
+        }
         var change = ParameterChange(node: -1, parameter: -1, value: 0)
         while parameters.next(into: &change) {
             let i = Int(change.node)
@@ -239,7 +280,7 @@ public final class Engine: @unchecked Sendable {
         var i = 0
         var d = 0
         while i < nodes.count {
-            while d < delayLines.count && delayLines[d].step == i {
+            while d < delayLines.count && lineSteps[d] == i {
                 delayLines[d].render(frames: n)
                 d += 1
             }
@@ -269,7 +310,7 @@ public final class Engine: @unchecked Sendable {
     /// not ended, not advanced); a `TransportFollowing` node does it itself
     /// (`renderHeld`). [audio-thread]
     @inline(__always)
-    private func hold(step i: Int, frames n: Int) {
+    func hold(step i: Int, frames n: Int) {
         if let node = followingNodes[i] {
             node.renderHeld(frames: n)
             return
@@ -312,7 +353,7 @@ public final class Engine: @unchecked Sendable {
         let lat = latencies
         var misaligned: Set<Int> = []
         var lineOf: [Int: DelayLine] = [:]
-        for line in delayLines { lineOf[line.step << 16 | line.port] = line }
+        for (k, line) in delayLines.enumerated() { lineOf[lineSteps[k] << 16 | line.port] = line }
         for (i, inputs) in inputIndices.enumerated() where inputs.count > 1 {
             let longest = inputs.map { lat[$0] }.max() ?? 0
             for (port, src) in inputs.enumerated() {
@@ -330,6 +371,6 @@ public final class Engine: @unchecked Sendable {
     /// The delay each compensated input gets: (node id, input port, frames).
     /// [main-thread]
     public var compensationDelays: [(node: String, port: Int, frames: Int)] {
-        delayLines.map { (ids[$0.step], $0.port, $0.delay) }
+        zip(lineSteps, delayLines).map { (ids[$0], $1.port, $1.delay) }
     }
 }

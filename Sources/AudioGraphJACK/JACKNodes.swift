@@ -21,6 +21,9 @@ public final class JACKPortBinder: @unchecked Sendable {
         public var connect: [String]
         /// "binaural L" and the like, published as the port's pretty name.
         public var prettyName: String
+        /// The port was given up by a reload: no node writes or reads it,
+        /// it is (or is being) unregistered; its slot is not used again.
+        public var removed = false
     }
 
     /// Ports a graph may have at most.
@@ -39,8 +42,56 @@ public final class JACKPortBinder: @unchecked Sendable {
 
     deinit { buffers.deallocate() }
 
+    /// During a reload's compile: the running ports a new node may take
+    /// over, by direction and name, and the slots taken over so far.
+    /// [owner-thread]
+    private var reusable: [String: Int]?
+    private(set) var reused: Set<Int> = []
+
+    /// Starts a reload's compile: nodes asking for exactly the ports (names,
+    /// order, direction) of a node being replaced take its slots, so that
+    /// those JACK ports stay registered and connected. Returns the ports
+    /// as they were, for `endReload`. [owner-thread]
+    func beginReload(replacing nodeIDs: Set<String>) -> [Port] {
+        var r: [String: Int] = [:]
+        for (i, p) in ports.enumerated() where !p.removed && nodeIDs.contains(p.nodeID) {
+            r["\(p.isInput ? "in" : "out"):\(p.name)"] = i
+        }
+        reusable = r
+        reused = []
+        return ports
+    }
+
+    /// Ends a reload's compile. On failure, puts the ports back as they were.
+    /// [owner-thread]
+    func endReload(restoring saved: [Port]?) {
+        reusable = nil
+        if let saved { ports = saved }
+    }
+
+    /// Marks slots as given up by a reload. [owner-thread]
+    func markRemoved(_ slots: [Int]) {
+        for s in slots {
+            ports[s].removed = true
+            ports[s].nodeID = ""
+            ports[s].connect = []
+        }
+    }
+
     /// Reserves ports for a node; returns the first slot. [main-thread]
     func request(_ new: [Port]) throws -> Int {
+        if let reusable, let firstPort = new.first {
+            let slots = new.map { reusable["\($0.isInput ? "in" : "out"):\($0.name)"] }
+            if let first = slots[0], slots.enumerated().allSatisfy({ $1 == first + $0 }),
+               !slots.contains(where: { reused.contains($0 ?? -1) }) {
+                for (k, p) in new.enumerated() { ports[first + k] = p }
+                for k in new.indices { reused.insert(first + k) }
+                return first
+            }
+            if let clash = slots.firstIndex(where: { $0 != nil }) {
+                throw EngineError(nodeID: firstPort.nodeID, "reload: port '\(new[clash].name)' is still in use by the running graph and cannot move to another node or position; rename it or keep its node's ports as they were")
+            }
+        }
         guard ports.count + new.count <= Self.capacity else {
             throw EngineError(nodeID: new.first?.nodeID, "more than \(Self.capacity) JACK ports")
         }

@@ -20,23 +20,34 @@ import Glibc
 final class JACKSession: @unchecked Sendable {
     typealias Event = RunningGraph.Event
 
-    let graph: ValidatedGraph
+    /// The graph as it runs (a reload replaces it).
+    var graph: ValidatedGraph
     let binder: JACKPortBinder
     let options: RunningGraph.Options
-    let compiled: CompiledGraph
+    var compiled: CompiledGraph
     var engine: Engine { compiled.engine }
     let cycle: ProcessCycle
     let latency = LatencyPublisher()
-    /// JACK's transport as the following sources see it; nil when none follows.
-    let transport: JACKTransport?
+    /// JACK's transport as the following sources see it; nil until a
+    /// source follows it (the first may come with a reload). [owner-thread]
+    private(set) var transport: JACKTransport?
+    /// Carries out the transport's locates; made with `transport`.
+    /// [owner-thread]
+    private(set) var transportDriver: TransportDriver?
+    /// The driver's thread. [owner-thread]
+    private var transportThread: OwnerThread?
     /// The nodes that follow the transport, in graph order, with their
-    /// runtime nodes.
-    let followers: [(id: String, node: any TransportFollowing)]
-    private let continuation: AsyncStream<Event>.Continuation
+    /// runtime nodes. [owner-thread]
+    private(set) var followers: [(id: String, node: any TransportFollowing)] = []
+    /// The transport (nil when nothing follows it) and the followers' ids,
+    /// for `status`. [owner-thread writes, any thread reads]
+    let following = Locked<(transport: JACKTransport?, ids: [String])>((nil, []))
+    let continuation: AsyncStream<Event>.Continuation
     private(set) var client: JACKClient
     /// The server this session started, if any.
     private(set) var server: JACKServer?
-    private var jackPorts: [OpaquePointer] = []
+    /// Registered ports by slot; nil for a slot a reload gave up.
+    var jackPorts: [OpaquePointer?] = []
     /// Our ports' connections as last seen, by short port name.
     private var lastConnections: [String: Set<String>] = [:]
     /// Connections to bring back after a reconnect, by slot, until the
@@ -44,7 +55,11 @@ final class JACKSession: @unchecked Sendable {
     private var wanted: [Int: Set<String>] = [:]
     /// The route last announced, for the graph and for each route-aware node.
     private(set) var route: OutputRoute?
-    private var nodeRoutes: [String: OutputRoute] = [:]
+    var nodeRoutes: [String: OutputRoute] = [:]
+    /// A reload whose swap is under way; released at a tick once done.
+    var reloading: PendingReload?
+    /// Called after a reload's swap is done (event sources follow the new nodes).
+    var onReloaded: (() -> Void)?
     private var stopped = false
 
     // Monitor state.
@@ -52,7 +67,7 @@ final class JACKSession: @unchecked Sendable {
     private var ended = false, shutdownReported = false
     private var underruns: [String: Int] = [:]
     /// Fed nodes whose underruns the monitor reports.
-    private let underrunNodes: [(String, any UnderrunCounting)]
+    var underrunNodes: [(String, any UnderrunCounting)]
     /// Peaks of the last few ticks, per output port (newest last).
     private var peakHistory: [[Float]] = []
     /// The metering window, in ticks (the owner thread ticks every 0.25 s
@@ -134,12 +149,13 @@ final class JACKSession: @unchecked Sendable {
         underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
         followers = Self.transportFollowers(graph, engine, mode: options.transport)
         engine.setTransportFollowers(Set(followers.map(\.id)))
-        transport = followers.isEmpty ? nil : JACKTransport(sampleRate: graph.sampleRate)
-        cycle.transport = transport
         setTargetFill(bufferSize: client.bufferSize)
         do {
+            cycle.transport = followers.isEmpty ? nil : try makeTransport()
+            publishFollowers()
             try attach(client)
         } catch {
+            transportThread?.stop()
             client.close()
             server?.stop()
             throw error
@@ -156,9 +172,57 @@ final class JACKSession: @unchecked Sendable {
         }
     }
 
+    /// The transport and its driver, made the first time a source follows;
+    /// starts the driver's thread. [owner-thread]
+    @discardableResult
+    func makeTransport() throws -> JACKTransport {
+        if let transport { return transport }
+        let t = JACKTransport(sampleRate: graph.sampleRate)
+        let cycle = self.cycle, extra = options.extraFill
+        let driver = TransportDriver(transport: t, followers: [], worker: engine.worker,
+                                     readyFrames: { cycle.bufferSize.load(ordering: .relaxed) + extra })
+        let thread = OwnerThread(name: "agraph-transport", interval: 0.5, wakeup: t.wakeup,
+                                 purpose: "locates the sources following the JACK transport")
+        thread.tick = { [unowned thread] in thread.soon = driver.tick() }
+        try thread.start()
+        transport = t
+        transportDriver = driver
+        transportThread = thread
+        return t
+    }
+
+    /// Hands the followers and the engine's worker to the transport driver
+    /// and to `status`. [owner-thread]
+    func publishFollowers() {
+        transportDriver?.update(followers: followers.map(\.node), worker: engine.worker)
+        let t = followers.isEmpty ? nil : transport
+        let ids = followers.map(\.id)
+        following.withLock { $0 = (t, ids) }
+    }
+
+    /// Follows the transport with `next` (a reload's new followers; the
+    /// transport made beforehand when there are any), and registers as a slow-sync
+    /// client while any source follows. Returns the transport the process
+    /// callback is to use from the swap on (nil when none follows) and
+    /// whether every follower must be located again (a follower is new).
+    /// [owner-thread]
+    func follow(_ next: [(id: String, node: any TransportFollowing)], kept: Set<String>) -> (JACKTransport?, relocate: Bool) {
+        let before = Set(followers.map(\.id))
+        let relocate = next.contains { !(kept.contains($0.id) && before.contains($0.id)) }
+        // Made by the caller beforehand (`makeTransport`, which can fail).
+        let t = next.isEmpty ? nil : transport
+        if let t, before.isEmpty {
+            jack_set_sync_callback(client.handle, transportSyncCallback, Unmanaged.passUnretained(t).toOpaque())
+        } else if t == nil, !before.isEmpty {
+            jack_set_sync_callback(client.handle, nil, nil)
+        }
+        followers = next
+        return (t, relocate)
+    }
+
     /// Sets fed sources' prefetch: one period plus `extraFill`. Prefetch is
     /// not latency. [owner-thread]
-    private func setTargetFill(bufferSize: Int) {
+    func setTargetFill(bufferSize: Int) {
         for node in graph.nodes {
             if let job = engine.node(node.id)?.backgroundJob as? FillTargeting {
                 job.setTargetFill(frames: bufferSize + options.extraFill)
@@ -170,8 +234,12 @@ final class JACKSession: @unchecked Sendable {
     /// installs the callbacks, fills the rings, tells the nodes their route,
     /// activates and connects. [owner-thread]
     private func attach(_ client: JACKClient) throws {
-        var registered: [OpaquePointer] = []
+        var registered: [OpaquePointer?] = []
         for p in binder.ports {
+            if p.removed {
+                registered.append(nil)
+                continue
+            }
             let port = try client.registerPort(p.name, isInput: p.isInput)
             registered.append(port)
             client.setProperty(port, key: RunningGraph.prettyNameKey, value: p.prettyName)
@@ -190,7 +258,7 @@ final class JACKSession: @unchecked Sendable {
         jack_set_port_connect_callback(h, portConnectCallback, context)
         jack_set_port_registration_callback(h, portRegistrationCallback, context)
         jack_set_latency_callback(h, latencyCallback, Unmanaged.passUnretained(latency).toOpaque())
-        if let transport {
+        if let transport, !followers.isEmpty {
             // A slow-sync client: a starting transport waits until the
             // followers are at its frame.
             jack_set_sync_callback(h, transportSyncCallback, Unmanaged.passUnretained(transport).toOpaque())
@@ -220,9 +288,9 @@ final class JACKSession: @unchecked Sendable {
     /// For each port slot with `connect` patterns: the ports it will be
     /// connected to (each node's ports take the matches in order).
     /// [owner-thread]
-    private func plannedConnections() -> [Int: [String]] {
+    func plannedConnections() -> [Int: [String]] {
         var byNode: [String: [Int]] = [:]
-        for (i, p) in binder.ports.enumerated() { byNode[p.nodeID, default: []].append(i) }
+        for (i, p) in binder.ports.enumerated() where !p.removed { byNode[p.nodeID, default: []].append(i) }
         var out: [Int: [String]] = [:]
         for (nodeID, slots) in byNode.sorted(by: { $0.key < $1.key }) {
             guard let first = slots.first else { continue }
@@ -245,7 +313,7 @@ final class JACKSession: @unchecked Sendable {
     }
 
     /// Makes the planned connections. [owner-thread]
-    private func connect(_ planned: [Int: [String]]) throws {
+    func connect(_ planned: [Int: [String]]) throws {
         for (slot, targets) in planned.sorted(by: { $0.key < $1.key }) {
             let ours = "\(client.name):\(binder.ports[slot].name)"
             for t in targets {
@@ -270,9 +338,9 @@ final class JACKSession: @unchecked Sendable {
         }
     }
 
-    private func connectionsBySlot() -> [Int: Set<String>] {
+    func connectionsBySlot() -> [Int: Set<String>] {
         var out: [Int: Set<String>] = [:]
-        for (i, port) in jackPorts.enumerated() { out[i] = Set(client.connections(of: port)) }
+        for (i, port) in jackPorts.enumerated() { if let port { out[i] = Set(client.connections(of: port)) } }
         return out
     }
 
@@ -307,7 +375,7 @@ final class JACKSession: @unchecked Sendable {
     /// Works out the route of the graph and of every `OutputRouteAware`
     /// node (from the `jack-out` nodes its output reaches) and tells those
     /// whose route changed. [owner-thread]
-    private func updateRoute(_ connections: [Int: Set<String>]) {
+    func updateRoute(_ connections: [Int: Set<String>]) {
         let sinks = graph.nodes.filter { $0.descriptor.typeID == "jack-out" }
         var sinkRoute: [String: OutputRoute] = [:]
         for s in sinks { sinkRoute[s.id] = route(ofSink: s, connections) }
@@ -350,6 +418,7 @@ final class JACKSession: @unchecked Sendable {
     /// meters the peaks. [owner-thread, at each wake-up]
     func tick() {
         guard !stopped else { return }
+        finishReloadIfDone()
         if cycle.serverGone.load(ordering: .acquiring) {
             if !shutdownReported {
                 shutdownReported = true
@@ -402,10 +471,12 @@ final class JACKSession: @unchecked Sendable {
     /// the window's peaks. [owner-thread]
     private func meterPeaks() {
         var now: [Float] = []
-        for (i, p) in binder.ports.enumerated() where !p.isInput { now.append(binder.takePeak(i)) }
+        for (i, p) in binder.ports.enumerated() where !p.isInput && !p.removed { now.append(binder.takePeak(i)) }
+        // A reload may change the output ports: the window starts again.
+        if let last = peakHistory.last, last.count != now.count { peakHistory.removeAll() }
         peakHistory.append(now)
         if peakHistory.count > Self.peakTicks { peakHistory.removeFirst(peakHistory.count - Self.peakTicks) }
-        let names = binder.ports.filter { !$0.isInput }.map(\.name)
+        let names = binder.ports.filter { !$0.isInput && !$0.removed }.map(\.name)
         let held = names.indices.map { k in peakHistory.map { $0[k] }.max() ?? 0 }
         peaks.withLock { $0 = zip(names, held).map { PortPeak(port: $0, dBFS: Decibels.fromLinear(Double($1))) } }
     }
@@ -461,12 +532,14 @@ final class JACKSession: @unchecked Sendable {
     func stop() -> [String] {
         guard !stopped else { return [] }
         stopped = true
+        transportThread?.stop()
         let serverGone = cycle.serverGone.load(ordering: .acquiring)
         if !serverGone { client.deactivate() }
+        reloading?.retiredWorker.stop()
         engine.worker.stop()
         let errors = engine.worker.finishJobs().map { "\($0)" }
         if !serverGone {
-            for port in jackPorts {
+            for case let port? in jackPorts {
                 client.removeProperties(port)
                 client.unregister(port)
             }

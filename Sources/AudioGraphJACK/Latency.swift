@@ -29,7 +29,7 @@ struct LatencyPlan: @unchecked Sendable {
     /// the engine's aligned totals: where paths meet, the shorter ones are
     /// delayed to the longest, so a jack-in's delay to a jack-out is the
     /// difference of their steps' latencies. [owner-thread]
-    init(engine: Engine, binder: JACKPortBinder, ports: [OpaquePointer]) {
+    init(engine: Engine, binder: JACKPortBinder, ports: [OpaquePointer?]) {
         guard ports.count == binder.ports.count else { return }
         let latencies = engine.latencies
         var step: [String: Int] = [:]
@@ -55,16 +55,18 @@ struct LatencyPlan: @unchecked Sendable {
             let feeders = inSlots.filter { i in step[binder.ports[i].nodeID].map(above.contains) ?? false }
             // From a jack-in: the delay after it; from the graph's own sources: all of it.
             let from = feeders.compactMap { step[binder.ports[$0].nodeID].map { latencies[$0] } }.min() ?? 0
-            outputs.append(Output(port: ports[o], own: UInt32(clamping: max(at - from, 0)), feeders: feeders.map { ports[$0] }))
+            guard let port = ports[o] else { continue }
+            outputs.append(Output(port: port, own: UInt32(clamping: max(at - from, 0)), feeders: feeders.compactMap { ports[$0] }))
         }
         for i in inSlots {
             guard let inStep = step[binder.ports[i].nodeID] else { continue }
             var reaches: [(port: OpaquePointer, own: UInt32)] = []
             for o in outSlots {
                 guard let s = step[binder.ports[o].nodeID], let at = feedLatency(o), upstream(s).contains(inStep) else { continue }
-                reaches.append((ports[o], UInt32(clamping: max(at - latencies[inStep], 0))))
+                guard let port = ports[o] else { continue }
+                reaches.append((port, UInt32(clamping: max(at - latencies[inStep], 0))))
             }
-            inputs.append(Input(port: ports[i], reaches: reaches))
+            if let port = ports[i] { inputs.append(Input(port: port, reaches: reaches)) }
         }
     }
 

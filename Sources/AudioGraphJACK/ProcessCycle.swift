@@ -13,7 +13,14 @@ import Glibc
 
 /// What JACK's callbacks touch: preallocated, atomics only.
 final class ProcessCycle: @unchecked Sendable {
-    let engine: Engine
+    /// The engine the callback renders: changed only by the audio thread,
+    /// when it takes a reload's swap. [audio-thread; others: before activation]
+    @exclusivity(unchecked) private(set) var engine: Engine
+    /// A reload's swap waiting for the next cycle (unretained `ReloadSwap`;
+    /// the session holds it until it is done). [owner-thread stores, audio-thread takes]
+    let pendingSwap = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// The swap whose crossfade runs. [audio-thread]
+    @exclusivity(unchecked) private var fading: ReloadSwap?
     let binder: JACKPortBinder
     let maxFrames: Int
     private var ports: UnsafeMutablePointer<OpaquePointer?>
@@ -37,12 +44,15 @@ final class ProcessCycle: @unchecked Sendable {
     let threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     /// The client whose process thread this is. [set before activation]
     var clientHandle: OpaquePointer?
-    /// JACK's transport, when sources follow it. [set before activation]
-    var transport: JACKTransport?
+    /// JACK's transport, when sources follow it. [set before activation;
+    /// then audio-thread: a reload's swap replaces it]
+    @exclusivity(unchecked) var transport: JACKTransport?
     /// The reason JACK gave, copied without allocating.
     private let reasonBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
     let measure: Bool
     let cycleTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
+    /// How long the last reload's swap (`take`) took, in ns (with `measure`).
+    let swapNanoseconds = Atomic<UInt64>(0)
 
     init(engine: Engine, binder: JACKPortBinder, maxFrames: Int, measure: Bool,
          threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, wakeup: Wakeup) {
@@ -66,12 +76,12 @@ final class ProcessCycle: @unchecked Sendable {
     }
 
     /// [owner-thread, while the client is not active]
-    func bind(ports registered: [OpaquePointer], client: OpaquePointer) {
+    func bind(ports registered: [OpaquePointer?], client: OpaquePointer) {
         clientHandle = client
         for (i, p) in registered.enumerated() { ports[i] = p }
         portCount = registered.count
         outputCount = 0
-        for (i, p) in binder.ports.enumerated() where !p.isInput {
+        for (i, p) in binder.ports.enumerated() where !p.isInput && !p.removed {
             outputSlots[outputCount] = i
             outputCount += 1
         }
@@ -84,13 +94,26 @@ final class ProcessCycle: @unchecked Sendable {
     func run(_ frames: UInt32) {
         let start = measure ? MonotonicClock.nanoseconds() : 0
         let n = Int(frames)
+        if let raw = pendingSwap.exchange(nil, ordering: .acquiring) {
+            let t0 = measure ? MonotonicClock.nanoseconds() : 0
+            take(Unmanaged<ReloadSwap>.fromOpaque(raw).takeUnretainedValue())
+            if measure { swapNanoseconds.store(MonotonicClock.nanoseconds() &- t0, ordering: .relaxed) }
+        }
         var i = 0
         while i < portCount {
-            binder.buffers[i] = jack_port_get_buffer(ports[i], frames)?.assumingMemoryBound(to: Float.self)
+            if let port = ports[i] {
+                binder.buffers[i] = jack_port_get_buffer(port, frames)?.assumingMemoryBound(to: Float.self)
+            } else {
+                binder.buffers[i] = nil
+            }
             i += 1
         }
         let transport = self.transport
         if let transport, let client = clientHandle { transport.observe(client) }
+        if let f = fading, n > maxFrames || paused.load(ordering: .relaxed) {
+            // Nothing to crossfade in silence: the swap is done at once.
+            finish(f)
+        }
         if n > maxFrames || paused.load(ordering: .relaxed) {
             if n > maxFrames { oversizedCycles.add(1, ordering: .relaxed) }
             transport?.standStill()
@@ -99,6 +122,9 @@ final class ProcessCycle: @unchecked Sendable {
                 if let b = binder.buffers[outputSlots[i]] { Kernels.fill(b, count: n, value: 0) }
                 i += 1
             }
+        } else if let f = fading {
+            let held = transport.map { !$0.advance(frames: frames) } ?? false
+            if f.render(frames: n, binder: binder, transportHeld: held) { finish(f) }
         } else {
             if let transport { engine.transportHeld = !transport.advance(frames: frames) }
             engine.render(frames: n)
@@ -112,6 +138,48 @@ final class ProcessCycle: @unchecked Sendable {
             let took = MonotonicClock.nanoseconds() &- start
             _ = cycleTimes.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
         }
+    }
+
+    /// Takes a reload's swap at the start of a cycle: the new engine and
+    /// port table from now on, the old engine's retired nodes rendered in
+    /// the crossfade. No allocation: everything was made by the owner
+    /// thread. [audio-thread]
+    private func take(_ s: ReloadSwap) {
+        var k = 0
+        while k < s.newPortCount {
+            if k >= portCount { ports[k] = s.newPorts[k] }
+            k += 1
+        }
+        portCount = s.newPortCount
+        k = 0
+        while k < s.outputCount {
+            outputSlots[k] = s.outputSlots[k]
+            k += 1
+        }
+        outputCount = s.outputCount
+        s.engine.continuePosition(from: engine)
+        engine = s.engine
+        transport = s.transport
+        if s.relocateFollowers { s.transport?.followersChanged() }
+        endSignalled = false
+        fading = s
+        s.taken.store(true, ordering: .releasing)
+    }
+
+    /// Ends a swap's crossfade: the ports it gave up are no longer fetched;
+    /// the owner thread may release the old engine and unregister them.
+    /// [audio-thread]
+    private func finish(_ s: ReloadSwap) {
+        var k = 0
+        while k < s.removedCount {
+            let slot = s.removedSlots[k]
+            ports[slot] = nil
+            binder.buffers[slot] = nil
+            k += 1
+        }
+        fading = nil
+        s.done.store(true, ordering: .releasing)
+        monitorWakeup.signal()
     }
 
     /// [any JACK thread]

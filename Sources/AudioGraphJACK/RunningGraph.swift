@@ -94,19 +94,23 @@ public final class RunningGraph: @unchecked Sendable {
 
 
     /// The graph as it runs: for a graph without `"sampleRate"`, validated
-    /// at the server's rate.
-    public let graph: ValidatedGraph
-    public let compiled: CompiledGraph
+    /// at the server's rate. A reload replaces it. [any thread]
+    public var graph: ValidatedGraph { current.withLock { $0.compiled.graph } }
+    /// [any thread] A reload replaces it.
+    public var compiled: CompiledGraph { current.withLock { $0.compiled } }
     public var engine: Engine { compiled.engine }
     public let binder: JACKPortBinder
     public let events: AsyncStream<Event>
-    /// Set/get/seek/pause/play/status by address and word. [control threads]
-    public let control: ControlSurface
+    /// Set/get/seek/pause/play/status by address and word; a reload gives
+    /// a new one (for the new graph). [control threads]
+    public var control: ControlSurface { current.withLock { $0.control } }
+    /// The compiled graph and its control surface, replaced together by a reload.
+    private let current: Locked<(compiled: CompiledGraph, control: ControlSurface)>
+    /// One reload at a time.
+    private let reloadLock = Locked<Void>(())
     private let owner: OwnerThread
     private let session: JACKSession
     private let transport: LiveTransport
-    /// Carries out transport locates for the following sources; nil when none follows.
-    private let transportThread: OwnerThread?
     let cycle: ProcessCycle
     private let stopped = Atomic<Bool>(false)
 
@@ -128,19 +132,7 @@ public final class RunningGraph: @unchecked Sendable {
                 let s = try JACKSession(graph: graph, binder: binder, options: options,
                                         continuation: continuation, wakeup: wakeup)
                 // From here on the owner thread runs the session's monitor.
-                let meters = MeterEvents(session: s, continuation: continuation)
-                let playlists = PlaylistEvents(session: s, continuation: continuation)
-                owner.tick = { [weak s] in
-                    s?.tick()
-                    if s != nil {
-                        meters.tick()
-                        playlists.tick()
-                    }
-                }
-                for id in s.engine.ids {
-                    guard let node = s.engine.node(id) as? LatencyChangeNotifying else { continue }
-                    node.onLatencyChange = { [weak owner, weak s] in owner?.async { s?.latencyChanged() } }
-                }
+                Self.monitor(s, on: owner, continuation: continuation)
                 return s
             }
         } catch {
@@ -151,39 +143,43 @@ public final class RunningGraph: @unchecked Sendable {
         self.owner = owner
         self.session = session
         // A graph without "sampleRate" was validated again at the server's.
-        self.graph = session.graph
-        compiled = session.compiled
         cycle = session.cycle
-        transport = LiveTransport(session: session)
-        control = ControlSurface(compiled: session.compiled, host: transport)
-        do {
-            transportThread = try Self.startTransportDriver(session)
-        } catch {
-            _ = owner.sync { [session] in session.stop() }
-            owner.stop()
-            throw error
+        let transport = LiveTransport(session: session)
+        self.transport = transport
+        current = Locked((session.compiled, ControlSurface(compiled: session.compiled, host: transport)))
+        owner.sync { [weak owner] in
+            // The event sources and latency notices follow a reload's nodes.
+            session.onReloaded = { [weak owner, weak session] in
+                guard let owner, let s = session else { return }
+                Self.monitor(s, on: owner, continuation: continuation)
+            }
         }
         owner.wake()
     }
 
-    /// Starts the thread that carries out transport locates, when sources
-    /// follow the transport. [main-thread]
-    private static func startTransportDriver(_ session: JACKSession) throws -> OwnerThread? {
-        guard let t = session.transport else { return nil }
-        let cycle = session.cycle
-        let extra = session.options.extraFill
-        let driver = TransportDriver(transport: t, followers: session.followers.map(\.node), worker: session.engine.worker,
-                                     readyFrames: { cycle.bufferSize.load(ordering: .relaxed) + extra })
-        let thread = OwnerThread(name: "agraph-transport", interval: 0.5, wakeup: t.wakeup,
-                                 purpose: "locates the sources following the JACK transport")
-        thread.tick = { [unowned thread] in thread.soon = driver.tick() }
-        try thread.start()
-        return thread
+    /// Makes the owner thread's tick run the session's monitor and its
+    /// event sources (meters, playlists), and routes the nodes' latency
+    /// notices to the owner thread. [owner-thread]
+    private static func monitor(_ s: JACKSession, on owner: OwnerThread,
+                                continuation: AsyncStream<Event>.Continuation) {
+        let meters = MeterEvents(session: s, continuation: continuation)
+        let playlists = PlaylistEvents(session: s, continuation: continuation)
+        owner.tick = { [weak s] in
+            s?.tick()
+            if s != nil {
+                meters.tick()
+                playlists.tick()
+            }
+        }
+        for id in s.engine.ids {
+            guard let node = s.engine.node(id) as? LatencyChangeNotifying else { continue }
+            node.onLatencyChange = { [weak owner, weak s] in owner?.async { s?.latencyChanged() } }
+        }
     }
 
     /// The nodes that follow JACK's transport (their `transport`
     /// parameter, or `Options.transport`), in graph order. [any thread]
-    public var transportFollowers: [String] { session.followers.map(\.id) }
+    public var transportFollowers: [String] { session.following.withLock { $0.ids } }
 
     deinit { stop() }
 
@@ -217,6 +213,56 @@ public final class RunningGraph: @unchecked Sendable {
 
     /// The graph's output route as last worked out. [any thread; asks the owner thread]
     public var outputRoute: OutputRoute { owner.sync { [session] in session.route ?? .unknown } }
+
+    // MARK: reload
+
+    /// Hot reload: runs `graph` in place of the running one without a gap.
+    ///
+    /// The new graph must have been validated with this graph's registry
+    /// (`NodeRegistry.withJACK(binder)`); a graph that does not validate is
+    /// the caller's to report (the running graph is not touched). Nodes
+    /// whose id, type, inputs and parameters are unchanged are kept with
+    /// their state; live-parameter-only changes become live parameter
+    /// changes (no rebuild); the rest is built on the owner thread and
+    /// swapped in at a cycle boundary, crossfaded over `crossfadeMs` on the
+    /// output ports that differ (`ReloadSwap`, docs/reload.md). Returns once
+    /// the process callback has taken the new engine (or at once for a
+    /// parameter-only change); the crossfade then runs on its own.
+    /// - Throws: when the new graph cannot run here (sample rate, port
+    ///   names, a node that cannot be made); the running graph plays on.
+    /// [control-thread, not the audio thread or the owner thread]
+    @discardableResult
+    public func reload(graph: ValidatedGraph, crossfadeMs: Double = 20) throws -> ReloadReport {
+        try reloadLock.withLock { _ in
+            guard !stopped.load(ordering: .acquiring) else { throw JACKError("reload: the graph has stopped") }
+            let start = MonotonicClock.nanoseconds()
+            let (diff, swap) = try owner.sync { [session] () throws -> (GraphDiff, ReloadSwap?) in
+                try session.prepareReload(graph, crossfadeMs: crossfadeMs)
+            }
+            let next = owner.sync { [session] in session.compiled }
+            transport.compiled.withLock { $0 = next }
+            current.withLock { $0 = (next, ControlSurface(compiled: next, host: transport)) }
+            guard let swap else { return ReloadReport(diff: diff, swapped: false) }
+            // The callback takes it at its next cycle; a stopped server never does.
+            var waited = 0
+            while !swap.taken.load(ordering: .acquiring) && waited < 5000 && !cycle.serverGone.load(ordering: .relaxed) {
+                usleep(200)
+                waited += 1
+            }
+            let took = swap.taken.load(ordering: .acquiring) ? Double(MonotonicClock.nanoseconds() &- start) / 1e9 : -1
+            owner.wake()
+            return ReloadReport(diff: diff, swapped: true, secondsToSwap: took)
+        }
+    }
+
+    /// How long the process callback took to take the last reload's new
+    /// engine (the swap alone, without rendering), in ns; 0 without
+    /// `Options.measureCycles`. [any thread]
+    public var lastSwapNanoseconds: UInt64 { cycle.swapNanoseconds.load(ordering: .relaxed) }
+
+    /// Whether a reload's crossfade is still running (its old engine not yet
+    /// released). [any thread; asks the owner thread]
+    public var isReloading: Bool { owner.sync { [session] in session.reloading != nil } }
 
     // MARK: control
 
@@ -270,7 +316,6 @@ public final class RunningGraph: @unchecked Sendable {
     @discardableResult
     public func stop() -> [String] {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return [] }
-        transportThread?.stop()
         let errors = owner.sync { [session] in session.stop() }
         owner.stop()
         return errors
@@ -282,30 +327,37 @@ public final class RunningGraph: @unchecked Sendable {
 final class LiveTransport: ControlHost, @unchecked Sendable {
     private let session: JACKSession
     private var cycle: ProcessCycle { session.cycle }
+    /// The running compiled graph (a reload replaces it). [any thread]
+    let compiled: Locked<CompiledGraph>
 
-    init(session: JACKSession) { self.session = session }
+    init(session: JACKSession) {
+        self.session = session
+        compiled = Locked(session.compiled)
+    }
 
     func pause() { cycle.paused.store(true, ordering: .relaxed) }
     func play() { cycle.paused.store(false, ordering: .relaxed) }
 
-    var transportFollowers: [String] { session.followers.map(\.id) }
+    var transportFollowers: [String] { session.following.withLock { $0.ids } }
 
     func status() -> GraphStatus {
-        let engine = session.engine
-        let transport = session.transport.map { t in
+        let running = compiled.withLock { $0 }
+        let engine = running.engine
+        let following = session.following.withLock { $0 }
+        let transport = following.transport.map { t in
             let frame = t.frame.load(ordering: .relaxed)
-            return TransportReading(state: t.reading, frame: frame, seconds: Double(frame) / session.graph.sampleRate,
-                                    followers: transportFollowers, located: t.located.load(ordering: .relaxed))
+            return TransportReading(state: t.reading, frame: frame, seconds: Double(frame) / running.graph.sampleRate,
+                                    followers: following.ids, located: t.located.load(ordering: .relaxed))
         }
-        let underruns = session.graph.nodes.compactMap { engine.node($0.id) as? UnderrunCounting }.map(\.underrunCount).reduce(0, +)
+        let underruns = running.graph.nodes.compactMap { engine.node($0.id) as? UnderrunCounting }.map(\.underrunCount).reduce(0, +)
         let gone = cycle.serverGone.load(ordering: .relaxed)
-        return GraphStatus(seconds: Double(engine.framePosition) / session.graph.sampleRate, frames: engine.framePosition,
+        return GraphStatus(seconds: Double(engine.framePosition) / running.graph.sampleRate, frames: engine.framePosition,
                            peaks: session.peaks.withLock { $0 }, xruns: cycle.xruns.load(ordering: .relaxed),
                            underruns: underruns, cpuLoad: gone ? 0 : Double(bitPattern: session.cpuLoad.load(ordering: .relaxed)),
                            bufferSize: cycle.bufferSize.load(ordering: .relaxed),
                            paused: cycle.paused.load(ordering: .relaxed), finished: engine.isFinished, serverGone: gone,
-                           meters: session.compiled.meterReadings,
-                           damagedFrames: session.graph.nodes.compactMap { engine.node($0.id) as? DamageCounting }
+                           meters: running.meterReadings,
+                           damagedFrames: running.graph.nodes.compactMap { engine.node($0.id) as? DamageCounting }
                                .map(\.damagedFrames).reduce(0, +),
                            transport: transport)
     }

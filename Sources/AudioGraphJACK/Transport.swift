@@ -128,6 +128,11 @@ final class JACKTransport: @unchecked Sendable {
         located.store(primed && position == lastFrame, ordering: .relaxed)
     }
 
+    /// The followers changed (a reload brought a new one, which starts at
+    /// its beginning): locates them all again, as a locate would.
+    /// [audio-thread, at a reload's swap]
+    func followersChanged() { ask(lastFrame) }
+
     /// The slow-sync answer: ready when the followers are at the frame the
     /// transport starts from. [audio-thread, JACK's sync callback]
     @inline(__always)
@@ -203,8 +208,9 @@ let transportSyncCallback: JackSyncCallback = { state, position, arg in
 /// no JACK call).
 final class TransportDriver: @unchecked Sendable {
     let transport: JACKTransport
-    let followers: [any TransportFollowing]
-    let worker: BackgroundWorker
+    /// The followers and the worker that serves them; a reload replaces
+    /// both. [owner-thread writes, the driver's thread reads]
+    private let state: Locked<(followers: [any TransportFollowing], worker: BackgroundWorker)>
     /// Frames a follower must hold before it counts as located.
     let readyFrames: () -> Int
     /// The last request moved to.
@@ -215,14 +221,19 @@ final class TransportDriver: @unchecked Sendable {
     init(transport: JACKTransport, followers: [any TransportFollowing], worker: BackgroundWorker,
          readyFrames: @escaping () -> Int) {
         self.transport = transport
-        self.followers = followers
-        self.worker = worker
+        state = Locked((followers, worker))
         self.readyFrames = readyFrames
+    }
+
+    /// A reload's followers and worker. [owner-thread]
+    func update(followers: [any TransportFollowing], worker: BackgroundWorker) {
+        state.withLock { $0 = (followers, worker) }
     }
 
     /// Moves the followers for a new request; answers when they are there.
     /// Returns whether it is waiting for them (tick again soon).
     func tick() -> Bool {
+        let (followers, worker) = state.withLock { ($0.followers, $0.worker) }
         let r = transport.request.load(ordering: .acquiring)
         if r != handled {
             handled = r

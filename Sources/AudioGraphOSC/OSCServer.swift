@@ -94,8 +94,21 @@ public final class OSCServer: @unchecked Sendable {
 
     /// Starts the server's thread on `control`; once. [main-thread]
     public func start(control: ControlSurface) throws(OSCError) {
+        try start(control: { control }, reload: nil)
+    }
+
+    /// What `/agraph/reload` does: reloads the graph file the host runs
+    /// and says what changed, or throws with the diagnostics (the running
+    /// graph then plays on). Called on the OSC thread.
+    public typealias ReloadHandler = @Sendable () throws -> String
+
+    /// Starts the server's thread; once. `control` gives the running
+    /// graph's control surface each time the thread looks (a hot reload
+    /// replaces it: `{ live.control }`); `reload`, when given, serves
+    /// `/agraph/reload`. [main-thread]
+    public func start(control: @escaping @Sendable () -> ControlSurface, reload: ReloadHandler?) throws(OSCError) {
         guard service == nil, !flag.stopping.load(ordering: .acquiring) else { return }
-        let service = OSCService(control: control, socket: socket)
+        let service = OSCService(control: control, reload: reload, socket: socket)
         let box = Unmanaged.passRetained(Loop(service: service, socket: socket, wake: wake.read, flag: flag))
         var t = pthread_t()
         let rc = pthread_create(&t, nil, { raw in

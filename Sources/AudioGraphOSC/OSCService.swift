@@ -4,8 +4,11 @@
 // server's one thread ([osc-thread]): no locks of its own; the control
 // surface it calls is made for control threads.
 //
-// Adding a command (e.g. `/agraph/reload` later): a case in `Command`, a
-// line in `handle(_:from:now:)`; the help text lists `Command.allCases`.
+// Adding a command: a case in `Command`, a line in `handle(_:from:now:)`;
+// the help text lists `Command.allCases`.
+//
+// A hot reload replaces the graph's control surface: the service asks for
+// the current one before each message and each tick (`follow`).
 
 import AudioGraph
 import AudioGraphProcessing
@@ -25,7 +28,7 @@ final class OSCService {
 
     /// The one-word addresses, `/agraph/<command>`.
     enum Command: String, CaseIterable {
-        case set, get, seek, pause, play, status, subscribe, unsubscribe
+        case set, get, seek, pause, play, status, subscribe, unsubscribe, reload
     }
 
     /// What `/agraph/subscribe` takes.
@@ -59,7 +62,10 @@ final class OSCService {
         static let errorText = 1000
     }
 
-    let control: ControlSurface
+    /// The running graph's control surface, as last looked at.
+    private(set) var control: ControlSurface
+    private let source: () -> ControlSurface
+    private let reloader: OSCServer.ReloadHandler?
     private let socket: UDPSocket
     private var engine: Engine { control.compiled.engine }
 
@@ -72,15 +78,38 @@ final class OSCService {
     private var watch: EventWatch?
     private var nextEventPoll = 0.0
 
-    init(control: ControlSurface, socket: UDPSocket) {
-        self.control = control
+    init(control: @escaping () -> ControlSurface, reload: OSCServer.ReloadHandler? = nil, socket: UDPSocket) {
+        source = control
+        self.control = control()
+        reloader = reload
         self.socket = socket
+    }
+
+    convenience init(control: ControlSurface, socket: UDPSocket) {
+        self.init(control: { control }, socket: socket)
+    }
+
+    /// Takes the current control surface when a reload replaced it. The
+    /// acknowledgements still waiting were posted to the engine a reload
+    /// swapped out, which takes no more changes: they are sent now. The
+    /// events subscription watches the new graph's nodes from here on.
+    private func follow() {
+        let current = source()
+        guard current !== control else { return }
+        let sameEngine = current.compiled.engine === control.compiled.engine
+        control = current
+        if !sameEngine {
+            for a in acks { send(a.message, to: a.to) }
+            acks.removeAll()
+        }
+        watch?.follow(control: current)
     }
 
     // MARK: receiving
 
     /// One datagram of `size` bytes (more than `bytes` holds: it was cut).
     func receive(_ bytes: UnsafeRawBufferPointer, size: Int, from sender: SocketAddress, now: Double) {
+        follow()
         guard size <= bytes.count else {
             refuse("", "a datagram of \(size) bytes: the limit is \(bytes.count)", to: sender)
             return
@@ -128,6 +157,7 @@ final class OSCService {
                 case .status: if try button(m) { try status(m, to: sender) }
                 case .subscribe: try subscribe(m, from: sender, now: now)
                 case .unsubscribe: try unsubscribe(m, from: sender)
+                case .reload: try reload(m, from: sender)
                 }
                 return
             }
@@ -221,6 +251,20 @@ final class OSCService {
         let node = m.arguments.count == 2 ? m.arguments[1].text : nil
         do { try control.seek(node: node, seconds: seconds) } catch { throw Refusal(error.message) }
         ok(m, to: sender)
+    }
+
+    /// `/agraph/reload`: reloads the graph file that runs (as `reload` at
+    /// the prompt without a file); `/agraph/ok /agraph/reload <what
+    /// changed>`, or `/agraph/error` with the file's diagnostics. It takes
+    /// no path: OSC has no authentication, and a graph names files it
+    /// reads and writes.
+    private func reload(_ m: OSCMessage, from sender: SocketAddress) throws(Refusal) {
+        guard let reloader else { throw Refusal("/agraph/reload: this server was started without hot reload") }
+        guard try button(m) else { return }
+        let report: String
+        do { report = try reloader() } catch { throw Refusal("\(error)") }
+        follow()
+        ok(m, [.string(report)], to: sender)
     }
 
     /// Whether a button-like message asks for its action: no argument, or
@@ -356,6 +400,7 @@ final class OSCService {
 
     /// Sends what is due: acknowledgements, periodic subscriptions, events.
     func tick(now: Double) {
+        follow()
         sendAcks()
         guard !subscribers.isEmpty else { return }
         var status: GraphStatus?
@@ -511,6 +556,22 @@ struct EventWatch {
         underruns = control.compiled.graph.nodes.compactMap { n in
             (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0, $0.underrunCount) }
         }
+        _ = control.playlistEvents(since: &playlistCursor)
+    }
+
+    /// A reload's new control surface: the underrun counters of the new
+    /// graph's nodes (those kept go on from their totals), its playlists'
+    /// events from now on.
+    mutating func follow(control: ControlSurface) {
+        let engine = control.compiled.engine
+        let before = underruns
+        underruns = control.compiled.graph.nodes.compactMap { n in
+            (engine.node(n.id) as? UnderrunCounting).map { counter in
+                let kept = before.first { $0.counter === counter }
+                return (n.id, counter, kept?.total ?? counter.underrunCount)
+            }
+        }
+        playlistCursor = PlaylistEventCursor()
         _ = control.playlistEvents(since: &playlistCursor)
     }
 

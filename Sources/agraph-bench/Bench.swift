@@ -13,7 +13,7 @@ struct AgraphBench: ParsableCommand {
         commandName: "agraph-bench",
         abstract: "AudioGraph benchmarks (build with -c release).",
         subcommands: [Offline.self, Live.self, StartupProbe.self, AC4Probe.self, AnalyzeBench.self, ResampleBench.self, DecodeBench.self,
-                      BinauralBench.self, OSCBench.self],
+                      BinauralBench.self, OSCBench.self, ReloadBench.self],
         defaultSubcommand: Offline.self)
 }
 

@@ -110,6 +110,28 @@ final class NSMSession {
         client.reply(to: "/nsm/client/open", "OK")
     }
 
+    /// A hot reload: the session's graph is what now runs. Reloaded from
+    /// the session file, it is clean as read; from another file, that
+    /// file's graph (its relative paths made absolute) is what the next
+    /// save writes, and the session is dirty until then.
+    func reloaded(_ live: RunningGraph, from path: String) {
+        let values = Self.liveValues(live.compiled)
+        saved = values
+        seen = values
+        if path == file {
+            document = (try? FileChecks.readRegularFile(file, maximumBytes: FileChecks.maximumGraphFileBytes))
+                .flatMap { try? JSONParser.parse($0) }
+            client.markClean()
+            return
+        }
+        do {
+            document = try Self.sessionDocument(from: path, registry: standardRegistry())
+            client.markDirty()
+        } catch {
+            printError("agraph: NSM: \(error); the next save keeps the session's graph")
+        }
+    }
+
     /// Serves the server's requests and reports dirty state; call a few
     /// times a second.
     func poll(_ live: RunningGraph) {
@@ -232,6 +254,23 @@ final class NSMSession {
     /// and `outputPath` parameters, the `path` of list items such as a
     /// playlist's) made absolute against `original`'s folder.
     static func makeSessionFile(_ file: String, from original: String, registry: NodeRegistry) throws {
+        let doc = try sessionDocument(from: original, registry: registry)
+        let parent = GraphPaths.folder(of: GraphPaths.resolve(file, against: GraphPaths.currentDirectory()))
+        do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
+            throw Failure(description: "cannot make the session folder \(parent): \(error.localizedDescription)")
+        }
+        let temp = file + ".saving-\(getpid())"
+        try write(render(doc) + "\n", to: temp)
+        guard rename(temp, file) == 0 else {
+            let e = String(cString: strerror(errno))
+            unlink(temp)
+            throw Failure(description: "cannot make \(file): \(e)")
+        }
+    }
+
+    /// The graph file `original` as a session keeps it: its relative paths
+    /// made absolute against its folder.
+    static func sessionDocument(from original: String, registry: NodeRegistry) throws -> JSONValue {
         let bytes: [UInt8]
         do { bytes = try FileChecks.readRegularFile(original, maximumBytes: FileChecks.maximumGraphFileBytes) } catch {
             throw Failure(description: "\(original): cannot read the graph file: \(error.reason)")
@@ -255,17 +294,7 @@ final class NSMSession {
             top["nodes"] = JSONValue(kind: .array(nodes), location: nodesValue.location)
             doc = JSONValue(kind: .object(top), location: doc.location)
         }
-        let parent = GraphPaths.folder(of: GraphPaths.resolve(file, against: GraphPaths.currentDirectory()))
-        do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
-            throw Failure(description: "cannot make the session folder \(parent): \(error.localizedDescription)")
-        }
-        let temp = file + ".saving-\(getpid())"
-        try write(render(doc) + "\n", to: temp)
-        guard rename(temp, file) == 0 else {
-            let e = String(cString: strerror(errno))
-            unlink(temp)
-            throw Failure(description: "cannot make \(file): \(e)")
-        }
+        return doc
     }
 
     private static func absolutePaths(_ value: JSONValue, type: ParameterType, folder: String) -> JSONValue {

@@ -4,6 +4,7 @@ import AudioGraphJACK
 import AudioGraphOSC
 import AudioGraphPlugins
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +17,7 @@ struct Run: ParsableCommand {
             none runs, and stops it on exit. The graph is validated before anything touches JACK.
 
             Commands on stdin: set NODE.PARAM VALUE, get NODE.PARAM, seek [NODE] SECONDS, pause, play, \
-            status, playlist NODE add|insert|remove|move|next|clear|list …, quit, help. Playlist items that \
+            status, playlist NODE add|insert|remove|move|next|clear|list …, reload [FILE], quit, help. Playlist items that \
             start, end, are skipped or fail are printed on stdout. Ctrl-C and quit stop cleanly: files written, ports unregistered. \
             With --transport follow (or a source's "transport": "follow"), the time-based sources follow \
             the JACK transport: a locate moves them, start and stop play and pause them, and the status \
@@ -34,6 +35,12 @@ struct Run: ParsableCommand {
             relative paths made absolute against GRAPH's folder), as the JACK client the session names; \
             save writes that file with the live parameter values; SIGTERM quits. It runs on after the \
             end of its streams until the session manager stops it (docs/nsm.md).
+
+            Hot reload (`reload [FILE]`, SIGHUP, /agraph/reload over OSC, or --watch): the new file is validated first; an invalid \
+            one is reported with its diagnostics and the running graph plays on. Nodes whose id, type, \
+            inputs and parameters are unchanged keep their state; live-parameter-only changes become live \
+            changes; the rest is swapped in at a cycle boundary, crossfaded over --reload-crossfade-ms on \
+            the outputs that differ (docs/reload.md).
             """)
 
     @Argument(help: "Graph file.") var graph: String
@@ -58,6 +65,12 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("osc-host"), help: ArgumentHelp("The address the OSC server listens on (default 127.0.0.1: this machine only; 0.0.0.0 or :: for every interface; OSC has no authentication).", valueName: "address"))
     var oscHost: String?
 
+    @Flag(help: "Watch the graph file and reload it when it changes and validates.")
+    var watch = false
+
+    @Option(help: "Crossfade of a reload between the old and the new graph's outputs, in ms (0…10000).")
+    var reloadCrossfadeMs: Double = 20
+
     func validate() throws {
         if let d = duration {
             guard d > 0 else { throw ValidationError("--duration must be a positive number of seconds") }
@@ -69,6 +82,9 @@ struct Run: ParsableCommand {
         if let p = oscPort, !(0...65535).contains(p) { throw ValidationError("--osc must be a UDP port from 0 to 65535 (0: a free port)") }
         if oscHost != nil && oscPort == nil { throw ValidationError("--osc-host needs --osc PORT") }
         if let h = oscHost, h.isEmpty { throw ValidationError("--osc-host needs an address, e.g. 127.0.0.1, 0.0.0.0 or ::") }
+        guard reloadCrossfadeMs.isFinite, (0...10_000).contains(reloadCrossfadeMs) else {
+            throw ValidationError("--reload-crossfade-ms must be 0…10000 (got \(reloadCrossfadeMs))")
+        }
     }
 
     func run() throws {
@@ -105,8 +121,14 @@ struct Run: ParsableCommand {
             nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "the graph could not start in JACK")
             throw error
         }
+        // Under a session, reload reads the session's file.
+        let reloader = Reloader(live: live, binder: binder, file: nsm?.file ?? graph,
+                                overrides: try ParameterOverrides.parse(settings), crossfadeMs: reloadCrossfadeMs)
         if let osc {
-            do { try osc.start(control: live.control) } catch {
+            do {
+                try osc.start(control: { [live] in live.control },
+                              reload: { [reloader] in try reloader.attempt(file: nil).description })
+            } catch {
                 nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "--osc: \(error)")
                 live.stop()
                 printError("agraph: --osc: \(error)")
@@ -116,11 +138,18 @@ struct Run: ParsableCommand {
         }
         nsm?.opened(live)
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGHUP) { _ in reloadRequested.store(true, ordering: .relaxed) }
 
         let console = Console(live: live, quiet: quiet)
+        console.reloader = reloader
+        var watcher = watch ? FileWatcher(path: reloader.file) : nil
         // Sources following the transport may be located back after their end.
         // A session's client runs until the session manager stops it.
-        let endless = !live.graph.endlessSources.isEmpty || !live.transportFollowers.isEmpty || nsm != nil
+        func isEndless() -> Bool {
+            !live.graph.endlessSources.isEmpty || !live.transportFollowers.isEmpty || nsm != nil
+        }
+        var endless = isEndless()
+        var reloads = 0
         let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
         loop: while true {
@@ -128,6 +157,23 @@ struct Run: ParsableCommand {
             console.printPluginMessages()
             console.printPlaylistEvents()
             nsm?.poll(live)
+            if reloadRequested.exchange(false, ordering: .relaxed) {
+                console.clearLine()
+                reloader.reload(file: nil)
+            }
+            // `reload FILE` moves the watch to FILE.
+            if watch && watcher?.path != reloader.file { watcher = FileWatcher(path: reloader.file) }
+            if watcher?.changed() == true {
+                console.clearLine()
+                reloader.reload(file: nil)
+            }
+            // After a reload (from here or over OSC): the new graph's
+            // streams and followers; a session saves the new graph.
+            if reloader.count != reloads {
+                reloads = reloader.count
+                endless = isEndless()
+                nsm?.reloaded(live, from: reloader.file)
+            }
             if console.quitRequested || interruptRequested.load(ordering: .relaxed) { break }
             if let reason = live.shutdownReason {
                 console.clearLine()
@@ -181,6 +227,7 @@ final class Console {
     var lastStatus = 0.0
     var playlistCursor = PlaylistEventCursor()
     var statusShown = false
+    var reloader: Reloader?
 
     init(live: RunningGraph, quiet: Bool) {
         self.live = live
@@ -211,6 +258,11 @@ final class Console {
     func handle(_ line: LineSplitter.Line) {
         switch line {
         case .text(let text):
+            if let reloader, let command = try? ControlLine.parse(text), case .reload(let file) = command {
+                clearLine()
+                reloader.reload(file: file)
+                return
+            }
             switch live.control.execute(line: text) {
             case nil: break
             case .success(.quit)?: quitRequested = true
@@ -271,5 +323,105 @@ final class Console {
             writeStderr("\r\u{1B}[K")
             statusShown = false
         }
+    }
+}
+
+/// Set by SIGHUP: reload the graph file. [signal handler sets, main-thread takes]
+let reloadRequested = Atomic<Bool>(false)
+
+/// `agraph run`'s hot reload: validates the file (diagnostics printed as
+/// `agraph validate` prints them; the running graph plays on), then hands it
+/// to `RunningGraph.reload` and prints what changed. One reload at a time:
+/// the main thread (the prompt, SIGHUP, --watch) and the OSC thread
+/// (`/agraph/reload`) both call it. [main-thread or osc-thread]
+final class Reloader: @unchecked Sendable {
+    let live: RunningGraph
+    let binder: JACKPortBinder
+    let overrides: [ParameterOverride]
+    let crossfadeMs: Double
+    /// The file reloaded by default (the last one loaded), and how many
+    /// reloads have succeeded.
+    private let state: Locked<(file: String, count: Int)>
+
+    /// Why a reload did not happen, with the file's diagnostics.
+    struct Failure: Error, CustomStringConvertible {
+        var lines: [String]
+        var description: String { lines.joined(separator: "\n") }
+    }
+
+    init(live: RunningGraph, binder: JACKPortBinder, file: String, overrides: [ParameterOverride], crossfadeMs: Double) {
+        self.live = live
+        self.binder = binder
+        self.overrides = overrides
+        self.crossfadeMs = crossfadeMs
+        state = Locked((file, 0))
+    }
+
+    /// The file a reload without one reads.
+    var file: String { state.withLock { $0.file } }
+    /// Reloads that succeeded so far.
+    var count: Int { state.withLock { $0.count } }
+
+    /// Reloads `file` (nil: the current one), printing what happened.
+    /// Returns whether the new graph runs.
+    @discardableResult
+    func reload(file other: String?) -> Bool {
+        do {
+            printError("agraph: \(try attempt(file: other))")
+            return true
+        } catch {
+            for line in error.lines { printError(line) }
+            return false
+        }
+    }
+
+    /// Reloads `file` (nil: the current one) and says what changed; the
+    /// failure holds the diagnostics, the running graph playing on.
+    func attempt(file other: String?) throws(Failure) -> ReloadReport {
+        try state.withLock { (state) throws(Failure) -> ReloadReport in
+            let path = other ?? state.file
+            switch GraphValidator(registry: standardRegistry(binder)).validate(file: path, overrides: overrides) {
+            case .failure(let errors):
+                let n = errors.errors.count
+                throw Failure(lines: errors.diagnostics.map(\.description)
+                              + ["\(path): \(n) error\(n == 1 ? "" : "s")",
+                                 "agraph: reload: \(path) not loaded; the running graph plays on"])
+            case .success(let g):
+                for w in g.warnings { printError(w.description) }
+                do {
+                    let report = try live.reload(graph: g, crossfadeMs: crossfadeMs)
+                    state = (path, state.count + 1)
+                    return report
+                } catch {
+                    throw Failure(lines: ["agraph: reload: \(error); the running graph plays on"])
+                }
+            }
+        }
+    }
+}
+
+/// Watches a file by its modification time and size, polled from the main
+/// loop (a non-realtime thread). [main-thread]
+struct FileWatcher {
+    let path: String
+    private var last: (Int, Int, Int)?
+
+    init(path: String) {
+        self.path = path
+        last = Self.stamp(path)
+    }
+
+    static func stamp(_ path: String) -> (Int, Int, Int)? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return (Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size))
+    }
+
+    /// Whether the file changed since the last call (a vanished file is no change).
+    mutating func changed() -> Bool {
+        guard let now = Self.stamp(path) else { return false }
+        defer { last = now }
+        guard let last else { return false }
+        return last != now
     }
 }
