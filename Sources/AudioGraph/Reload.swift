@@ -83,7 +83,7 @@ public struct GraphDiff: Sendable {
 }
 
 /// What a hot reload did, for the status line and the caller.
-public struct ReloadReport: Sendable, CustomStringConvertible {
+public struct ReloadReport: Sendable, Equatable, CustomStringConvertible {
     public var added: [String]
     public var replaced: [String]
     public var removed: [String]

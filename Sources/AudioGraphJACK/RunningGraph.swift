@@ -86,6 +86,9 @@ public final class RunningGraph: @unchecked Sendable {
         /// A `playlist` node's item started, ended, was skipped or failed
         /// (published when the audio reaches it).
         case playlist(PlaylistEvent)
+        /// A hot reload took effect (`reload(graph:crossfadeMs:)`, however
+        /// it was asked for): what changed.
+        case reloaded(ReloadReport)
     }
 
     /// Where the graph is: position, peaks (over the last 0.25–0.5 s, not reset
@@ -242,7 +245,11 @@ public final class RunningGraph: @unchecked Sendable {
             let next = owner.sync { [session] in session.compiled }
             transport.compiled.withLock { $0 = next }
             current.withLock { $0 = (next, ControlSurface(compiled: next, host: transport)) }
-            guard let swap else { return ReloadReport(diff: diff, swapped: false) }
+            guard let swap else {
+                let report = ReloadReport(diff: diff, swapped: false)
+                session.continuation.yield(.reloaded(report))
+                return report
+            }
             // The callback takes it at its next cycle; a stopped server never does.
             var waited = 0
             while !swap.taken.load(ordering: .acquiring) && waited < 5000 && !cycle.serverGone.load(ordering: .relaxed) {
@@ -251,7 +258,9 @@ public final class RunningGraph: @unchecked Sendable {
             }
             let took = swap.taken.load(ordering: .acquiring) ? Double(MonotonicClock.nanoseconds() &- start) / 1e9 : -1
             owner.wake()
-            return ReloadReport(diff: diff, swapped: true, secondsToSwap: took)
+            let report = ReloadReport(diff: diff, swapped: true, secondsToSwap: took)
+            session.continuation.yield(.reloaded(report))
+            return report
         }
     }
 

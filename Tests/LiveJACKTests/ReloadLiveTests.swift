@@ -67,6 +67,7 @@ final class ReloadLiveTests: LiveTestCase {
                 options.threadInit = { _ in MallocCounter.beginThread() }
             }
             defer { live.stop() }
+            let events = EventLog(live.events)
             XCTAssertTrue(waitForSignal(rec, seconds: 1))
             MallocCounter.reset()
             var report: ReloadReport?
@@ -84,6 +85,11 @@ final class ReloadLiveTests: LiveTestCase {
             try checkNoXruns(rec, live, isLast: isLast)
             if MallocCounter.isAvailable {
                 XCTAssertEqual(mallocs, 0, "allocations on JACK's process thread across the reload")
+            }
+            if let report {
+                XCTAssertNotNil(events.wait(timeout: 5) { $0 == .reloaded(report) }, "the reload as an event, with what changed")
+            } else {
+                XCTAssertFalse(events.all.contains { if case .reloaded = $0 { true } else { false } }, "no event for a refused reload")
             }
             try check(rec, report, failure, live)
         }
