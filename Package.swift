@@ -29,6 +29,9 @@
 //   AudioGraphBinaural the `binaural` renderer: HRTFs from a SOFA file (libmysofa), uniformly
 //                      partitioned FFT convolution (av_tx), head rotation crossfaded off a worker
 //   CMySOFA, CAVUtil   libmysofa and libavutil alone (pkg-config)
+//   AudioGraphLV2      the `lv2` node: LV2 plugins through lilv (descriptions, parameters by
+//                      port symbol, instances, URID/options/worker/state/log features)
+//   CLilv, CLV2Host    lilv and the LV2 headers (pkg-config); C for LV2 log's variadic printf
 //   AC4                the AC-4 sync-frame reader, TOC, index, writer (no audio)
 //   CFraming           C: CRC-16/0x8005, the AC-4 TOC's first fields and sequence counter,
 //                      shared by AC4, the FLAC repair, the DAA plugin and its test double
@@ -129,6 +132,18 @@ let package = Package(
             providers: [.apt(["libebur128-dev"])]
         ),
         .systemLibrary(
+            name: "CLilv",
+            path: "Sources/CLilv",
+            pkgConfig: "lilv-0",
+            providers: [.apt(["liblilv-dev", "lv2-dev"])]
+        ),
+        .target(name: "CLV2Host", path: "Sources/CLV2Host"),
+        .target(
+            name: "AudioGraphLV2",
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CLilv", "CLV2Host"],
+            path: "Sources/AudioGraphLV2"
+        ),
+        .systemLibrary(
             name: "CMySOFA",
             path: "Sources/CMySOFA",
             pkgConfig: "libmysofa",
@@ -197,7 +212,7 @@ let package = Package(
         .target(
             name: "AudioGraph",
             dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile",
-                           "AudioGraphMedia", "AudioGraphPlaylist", "AudioGraphBinaural", "AC4"],
+                           "AudioGraphMedia", "AudioGraphPlaylist", "AudioGraphBinaural", "AudioGraphLV2", "AC4"],
             path: "Sources/AudioGraph"
         ),
         .target(

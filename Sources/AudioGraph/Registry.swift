@@ -3,6 +3,7 @@
 import AudioGraphNodes
 import AudioGraphProcessing
 import AudioGraphBinaural
+@_exported import AudioGraphLV2
 import AudioGraphSndFile
 import AudioGraphMedia
 @_exported import AudioGraphPlaylist
@@ -13,7 +14,7 @@ extension NodeRegistry {
         NodeRegistry([
             TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(),
             GainType(), MixerType(), SplitType(), FormatTagType(),
-            FileSinkType(), NullType(), PlaylistType(),
+            FileSinkType(), NullType(), PlaylistType(), LV2NodeType(),
         ] + ProcessingNodes.all + BinauralNodes.all)
     }
 }

@@ -190,6 +190,19 @@ extension NodeType {
     public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String? { nil }
 }
 
+/// A node type whose parameters depend on the value of one of them (an
+/// `lv2` node's plugin, named by `uri`): the validator reads that value
+/// first and asks for the type of that one node, whose descriptor lists
+/// every parameter the node takes (its `typeID` is the generic type's).
+/// The validated node carries the specialised type. [main-thread]
+public protocol SpecialisingNodeType: NodeType {
+    /// The parameter that chooses (a string), e.g. `uri`.
+    var specialisingParameter: String { get }
+    /// The type of a node whose specialising parameter is `value`; throws
+    /// the reason in words (reported at that parameter).
+    func specialised(for value: String) throws -> any NodeType
+}
+
 /// A node type whose instances decode compressed frames off the audio
 /// thread (a decoder plugin such as `ffmpeg`). Other nodes may drive one of
 /// its decoders themselves: a playlist decodes every item with one.

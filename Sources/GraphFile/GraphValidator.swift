@@ -413,11 +413,29 @@ final class ValidationRun {
                   : "\"type\" must be a string")
             return node
         }
-        guard let type = registry[typeName] else {
+        guard var type = registry[typeName] else {
             let hint = closestMatch(to: typeName, in: registry.typeIDs).map { "did you mean \"\($0)\"? " } ?? ""
             let note = registry.unavailableNote.map { "; \($0)" } ?? ""
             error(pointer.appending("type"), node: id, "unknown node type \"\(typeName)\"; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))\(note)")
             return node
+        }
+        if let s = type as? any SpecialisingNodeType {
+            // The parameter that chooses first; the rest against what it chose.
+            let key = s.specialisingParameter
+            let at = pointer.appending("params").appending(key)
+            guard let chosen = object["params"]?.object?[key] else {
+                error(object["params"] == nil ? pointer : at, node: id,
+                      "missing required parameter \"\(key)\": \(s.descriptor.parameter(named: key)?.summary ?? "")")
+                return node
+            }
+            guard let value = chosen.string else {
+                error(at, node: id, "\"\(key)\" must be a string; found \(chosen.typeName)")
+                return node
+            }
+            do { type = try s.specialised(for: value) } catch {
+                self.error(at, node: id, "\(error)")
+                return node
+            }
         }
         node.type = type
         node.parameters = parseParameters(object["params"], descriptor: type.descriptor, pointer: pointer.appending("params"), nodeID: id)

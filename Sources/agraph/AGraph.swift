@@ -144,6 +144,21 @@ struct Nodes: ParsableCommand {
             if !pluginReport.failures.isEmpty { printError("agraph: \(pluginReport.note)") }
             return
         }
+        if type == "lv2" {
+            print(LV2Catalogue.list(), terminator: "")
+            return
+        }
+        if type.hasPrefix("lv2:") {
+            do {
+                let t = try LV2PluginType(plugin: LV2World.shared.describe(String(type.dropFirst(4))))
+                print(Describe.nodeType(t.descriptor), terminator: "")
+                print(LV2Catalogue.details(t.plugin), terminator: "")
+            } catch {
+                printError("agraph: \(error)")
+                throw ExitCode.failure
+            }
+            return
+        }
         guard let t = registry[type] else {
             let hint = closestMatch(to: type, in: registry.typeIDs).map { "did you mean '\($0)'? " } ?? ""
             printError("agraph: unknown node type '\(type)'; \(hint)known types: \(registry.typeIDs.joined(separator: ", ")); \(pluginReport.note)")

@@ -1,0 +1,54 @@
+import AudioGraphCore
+
+/// What `agraph nodes lv2` and `agraph nodes lv2:URI` print. [main-thread]
+public enum LV2Catalogue {
+    /// Every installed plugin: name, URI, audio and control ports, and
+    /// whether AudioGraph can host it (and why not).
+    public static func list() -> String {
+        let world = LV2World.shared
+        let uris = world.uris
+        var out = "LV2 plugins on LV2_PATH=\(LV2World.searchPath) (\(uris.count)); describe one with `agraph nodes lv2:URI`:\n"
+        for uri in uris {
+            guard let d = try? world.describe(uri) else {
+                out += "  \(uri)\n      (its description cannot be read)\n"
+                continue
+            }
+            var note = ""
+            do { _ = try LV2PluginType(plugin: d) } catch { note = "  [not hostable: \(Self.short(error))]" }
+            out += "  \(d.name) <\(uri)>\n"
+            out += "      audio \(d.audioInputs.count) in\(d.sideChainInputs.isEmpty ? "" : " + \(d.sideChainInputs.count) sidechain"), \(d.audioOutputs.count) out; "
+            out += "\(d.controlInputs.count) parameter\(d.controlInputs.count == 1 ? "" : "s"), \(d.controlOutputs.count) reading\(d.controlOutputs.count == 1 ? "" : "s")"
+            out += (d.latencyPort != nil ? "; reports latency" : "") + note + "\n"
+        }
+        return out
+    }
+
+    static func short(_ error: Error) -> String {
+        let text = "\(error)"
+        if let r = text.range(of: "requires the host feature") {
+            return "requires" + text[r.upperBound...].prefix { $0 != "," && $0 != "w" }.trimmingCharacters(in: .whitespaces)
+        }
+        if text.contains("broken description") { return "broken description" }
+        if text.contains("audio input(s) and") { return "no audio input or output" }
+        return text
+    }
+
+    /// The plugin's ports and features, after its node type's description.
+    public static func details(_ d: LV2PluginDescription) -> String {
+        var out = "  LV2 plugin: \(d.name) <\(d.uri)>\(d.className.isEmpty ? "" : ", \(d.className)")\n  bundle: \(d.bundle)\n"
+        func ports(_ title: String, _ list: [LV2Port]) {
+            guard !list.isEmpty else { return }
+            out += "  \(title): " + list.map { "\($0.symbol) (\($0.name))" }.joined(separator: ", ") + "\n"
+        }
+        ports("audio inputs (in)", d.audioInputs)
+        ports("sidechain inputs (sidechain)", d.sideChainInputs)
+        ports("audio outputs (out)", d.audioOutputs)
+        if !d.controlOutputs.isEmpty {
+            out += "  readings (get NODE.SYMBOL): " + d.controlOutputs.map { p in
+                "\(p.symbol)\(p.unit.map { " [\($0)]" } ?? "")\(p.reportsLatency ? " (latency, compensated)" : "")"
+            }.joined(separator: ", ") + "\n"
+        }
+        if !d.requiredFeatures.isEmpty { out += "  requires: " + d.requiredFeatures.joined(separator: ", ") + "\n" }
+        return out
+    }
+}

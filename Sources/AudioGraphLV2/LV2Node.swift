@@ -1,0 +1,437 @@
+import AudioGraphCore
+import AudioGraphNodeAPI
+import CLilv
+import CLV2Host
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An LV2 plugin running in the graph: one instance, or one per channel.
+///
+/// Threading (the CLAP way):
+/// - `init`, `prepare` (instantiate, restore state, activate, measure the
+///   latency), `saveState`, `deinit`: [main-thread & !rendering].
+/// - `render`, `apply`: [audio-thread]. Around the plugins' `run`, only
+///   pointer work and atomics: worker replies in, control outputs out.
+/// - `reading`, `latency`: [any thread] (atomics).
+/// - the job (`LV2Job.service`): [worker-thread]: the plugins' `work`,
+///   their audio-thread log messages, latency changes.
+final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
+    /// Bytes of an atom port's buffer (also the `sequenceSize` option).
+    static let atomBufferBytes = 8192
+
+    let nodeID: String
+    let plugin: LV2PluginDescription
+    let controls: [LV2Control]
+    let instanceCount: Int
+    let sampleRate: Double
+    private let state: String?
+
+    private(set) var instances: [UnsafeMutablePointer<LilvInstance>] = []
+    private var featureSets: [LV2FeatureSet] = []
+    let workers: [LV2WorkerChannel]
+    private let logOwner: LV2LogOwner
+    /// Per instance: one Float per plugin port (control values; unused for others).
+    private let values: [UnsafeMutablePointer<Float>]
+    /// By descriptor parameter index: the control (nil: `uri`, `instances`, `state`).
+    private let controlByParameter: [LV2Control?]
+    /// Control output ports: their indexes, and the published values (Float bits).
+    private let outputPorts: [Int]
+    private let published: [PublishedValue]
+    private let latencyPort: Int?
+    private let currentLatency = Atomic<Int>(0)
+    /// Set by the audio thread when the latency port changed; the job reports it.
+    let latencyChanged = Atomic<Bool>(false)
+    @exclusivity(unchecked) private var lastLatency = 0
+
+    private var input: AudioBus?
+    private var sidechain: AudioBus?
+    private var output: AudioBus?
+    /// Silence for CV inputs, and where CV outputs go.
+    private var zeros: UnsafeMutablePointer<Float>?
+    private var scratch: UnsafeMutablePointer<Float>?
+    /// Atom ports: an empty input sequence, and output buffers (reset to
+    /// their capacity before each run).
+    private var atomIn: UnsafeMutableRawPointer?
+    private var atomOuts: [UnsafeMutableRawPointer] = []
+    private var activated = false
+    private let job: LV2Job
+
+    var onLatencyChange: (() -> Void)?
+
+    init(nodeID: String, plugin: LV2PluginDescription, controls: [LV2Control], descriptor: NodeDescriptor,
+         instanceCount: Int, initialValues: [Int: Float], state: String?, sampleRate: Double) {
+        self.nodeID = nodeID
+        self.plugin = plugin
+        self.controls = controls
+        self.instanceCount = max(instanceCount, 1)
+        self.sampleRate = sampleRate
+        self.state = state
+        logOwner = LV2LogOwner(nodeID: nodeID, uri: plugin.uri)
+        let portCount = plugin.ports.count
+        values = (0..<max(instanceCount, 1)).map { _ in
+            let v = UnsafeMutablePointer<Float>.allocate(capacity: max(portCount, 1))
+            v.initialize(repeating: 0, count: max(portCount, 1))
+            for p in plugin.ports where p.kind == .control {
+                v[p.index] = initialValues[p.index] ?? p.defaultValue ?? p.minimum ?? 0
+            }
+            return v
+        }
+        controlByParameter = descriptor.parameters.map { p in controls.first { $0.parameter.name == p.name } }
+        outputPorts = plugin.controlOutputs.map(\.index)
+        published = plugin.controlOutputs.map { _ in PublishedValue() }
+        latencyPort = plugin.latencyPort?.index
+        workers = (0..<max(instanceCount, 1)).map { _ in LV2WorkerChannel() }
+        job = LV2Job()
+        job.node = self
+    }
+
+    deinit {
+        for inst in instances {
+            if activated { lilv_instance_deactivate(inst) }
+            lilv_instance_free(inst)
+        }
+        for v in values { v.deallocate() }
+        zeros?.deallocate()
+        scratch?.deallocate()
+        atomIn?.deallocate()
+        for a in atomOuts { a.deallocate() }
+    }
+
+    // MARK: preparing [main-thread]
+
+    func prepare(inputs: [AudioBus], outputs: [AudioBus], context: PrepareContext) throws {
+        input = inputs.first
+        sidechain = inputs.count > 1 ? inputs[1] : nil
+        output = outputs.first
+        guard instances.isEmpty else {
+            connectAudio()
+            return
+        }
+        let maxFrames = context.maxFrames
+        zeros = .allocate(capacity: maxFrames)
+        zeros!.initialize(repeating: 0, count: maxFrames)
+        scratch = .allocate(capacity: maxFrames)
+        scratch!.initialize(repeating: 0, count: maxFrames)
+        atomIn = Self.makeAtomBuffer(sequence: true)
+        let ownerPtr = Unmanaged.passUnretained(logOwner).toOpaque()
+        try LV2World.shared.withWorld { (w: OpaquePointer) throws in
+            guard let p = LV2World.shared.plugin(w, plugin.uri) else {
+                throw LV2Error("the LV2 plugin \"\(plugin.uri)\" is gone from LV2_PATH=\(LV2World.searchPath)")
+            }
+            for k in 0..<instanceCount {
+                let set = LV2FeatureSet(sampleRate: sampleRate, maxFrames: maxFrames, owner: ownerPtr,
+                                        logSink: lv2LogSink, scheduleWork: lv2ScheduleWork)
+                // The worker's handle is the instance's channel.
+                set.schedule.pointee.handle = Unmanaged.passUnretained(workers[k]).toOpaque()
+                guard let inst = lilv_plugin_instantiate(p, sampleRate, set.features) else {
+                    throw LV2Error("the LV2 plugin \"\(plugin.uri)\" (\(plugin.name)) could not be instantiated at \(Int(sampleRate)) Hz (its instantiate returned nothing; see its messages above)")
+                }
+                featureSets.append(set)
+                instances.append(inst)
+                workers[k].attach(inst)
+            }
+        }
+        for k in 0..<instanceCount { connectControlAndOthers(k) }
+        if let state, !state.isEmpty { try restore(state) }
+        // The graph's values over what the state set (the file is the truth for ports).
+        for k in 0..<instanceCount { applyInitial(k) }
+        for inst in instances { lilv_instance_activate(inst) }
+        activated = true
+        // The latency a plugin reports is known after a run: one block of silence.
+        let probe = min(maxFrames, 256)
+        for (k, inst) in instances.enumerated() {
+            for p in plugin.ports where p.kind == .audio {
+                lilv_instance_connect_port(inst, UInt32(p.index), p.isInput ? zeros : scratch)
+            }
+            _ = k
+            lilv_instance_run(inst, UInt32(probe))
+        }
+        readLatency()
+        lastLatency = currentLatency.load(ordering: .relaxed)
+        latencyChanged.store(false, ordering: .relaxed)
+        connectAudio()
+    }
+
+    /// The initial control values as given (the graph's parameters).
+    private var initial: [Int: Float] = [:]
+
+    private func applyInitial(_ k: Int) {
+        for (port, v) in initial { values[k][port] = v }
+    }
+
+    private func connectControlAndOthers(_ k: Int) {
+        let inst = instances[k]
+        for p in plugin.ports {
+            switch p.kind {
+            case .control: lilv_instance_connect_port(inst, UInt32(p.index), values[k] + p.index)
+            case .cv: lilv_instance_connect_port(inst, UInt32(p.index), p.isInput ? zeros : scratch)
+            case .atom:
+                if p.isInput {
+                    lilv_instance_connect_port(inst, UInt32(p.index), atomIn)
+                } else {
+                    let b = Self.makeAtomBuffer(sequence: false)
+                    atomOuts.append(b)
+                    lilv_instance_connect_port(inst, UInt32(p.index), b)
+                }
+            case .audio, .other:
+                break
+            }
+        }
+        // What the graph says, remembered for after a state restore.
+        if k == 0 { for c in controls { initial[c.port] = values[0][c.port] } }
+    }
+
+    private func connectAudio() {
+        guard let input, let output else { return }
+        let ins = plugin.audioInputs, outs = plugin.audioOutputs, side = plugin.sideChainInputs
+        for (k, inst) in instances.enumerated() {
+            if instanceCount > 1 {
+                lilv_instance_connect_port(inst, UInt32(ins[0].index), k < input.channels ? input.channel(k) : zeros)
+                lilv_instance_connect_port(inst, UInt32(outs[0].index), k < output.channels ? output.channel(k) : scratch)
+                continue
+            }
+            for (i, p) in ins.enumerated() {
+                lilv_instance_connect_port(inst, UInt32(p.index), i < input.channels ? input.channel(i) : zeros)
+            }
+            for (i, p) in side.enumerated() {
+                let bus = sidechain
+                lilv_instance_connect_port(inst, UInt32(p.index), bus.flatMap { i < $0.channels ? $0.channel(i) : nil } ?? zeros)
+            }
+            for (i, p) in outs.enumerated() {
+                lilv_instance_connect_port(inst, UInt32(p.index), i < output.channels ? output.channel(i) : scratch)
+            }
+        }
+    }
+
+    static func makeAtomBuffer(sequence: Bool) -> UnsafeMutableRawPointer {
+        let b = UnsafeMutableRawPointer.allocate(byteCount: atomBufferBytes, alignment: 8)
+        b.initializeMemory(as: UInt8.self, repeating: 0, count: atomBufferBytes)
+        resetAtom(b, sequence: sequence)
+        return b
+    }
+
+    /// An input: an empty sequence; an output: a chunk of the buffer's capacity. [audio-thread]
+    @inline(__always)
+    static func resetAtom(_ b: UnsafeMutableRawPointer, sequence: Bool) {
+        let urids = LV2URIDTable.shared
+        if sequence {
+            b.storeBytes(of: UInt32(8), toByteOffset: 0, as: UInt32.self)  // body: unit, pad
+            b.storeBytes(of: sequenceURID, toByteOffset: 4, as: UInt32.self)
+            b.storeBytes(of: UInt32(0), toByteOffset: 8, as: UInt32.self)
+            b.storeBytes(of: UInt32(0), toByteOffset: 12, as: UInt32.self)
+        } else {
+            b.storeBytes(of: UInt32(atomBufferBytes - 8), toByteOffset: 0, as: UInt32.self)
+            b.storeBytes(of: chunkURID, toByteOffset: 4, as: UInt32.self)
+        }
+        _ = urids
+    }
+
+    static let sequenceURID = LV2URIDTable.shared.map(LV2URI.atomSequence)
+    static let chunkURID = LV2URIDTable.shared.map(LV2URI.atomChunk)
+
+    // MARK: rendering [audio-thread]
+
+    func apply(_ change: ParameterChange) {
+        let i = Int(change.parameter)
+        guard i >= 0, i < controlByParameter.count, let c = controlByParameter[i] else { return }
+        let v = c.portValue(change.value)
+        var k = 0
+        while k < values.count {
+            values[k][c.port] = v
+            k += 1
+        }
+    }
+
+    func render(frames: Int) {
+        guard let input, let output else { return }
+        let n = UInt32(frames)
+        var k = 0
+        while k < instances.count {
+            workers[k].deliverResponses()
+            k += 1
+        }
+        var a = 0
+        while a < atomOuts.count {
+            Self.resetAtom(atomOuts[a], sequence: false)
+            a += 1
+        }
+        k = 0
+        while k < instances.count {
+            lilv_instance_run(instances[k], n)
+            workers[k].endRun()
+            k += 1
+        }
+        var j = 0
+        let v0 = values[0]
+        while j < outputPorts.count {
+            published[j].bits.store(v0[outputPorts[j]].bitPattern, ordering: .relaxed)
+            j += 1
+        }
+        if let port = latencyPort {
+            let l = Int(max(v0[port], 0))
+            if l != lastLatency {
+                lastLatency = l
+                currentLatency.store(l, ordering: .relaxed)
+                latencyChanged.store(true, ordering: .releasing)
+            }
+        }
+        output.state = input.state
+        let valid = input.state.validFrames
+        if valid < frames {
+            var c = 0
+            while c < output.channels {
+                Kernels.fill(output.channel(c) + valid, count: frames - valid, value: 0)
+                c += 1
+            }
+        }
+        job.wakeIfNeeded()
+    }
+
+    // MARK: latency, readings [any thread]
+
+    private func readLatency() {
+        if let port = latencyPort { currentLatency.store(Int(max(values[0][port], 0)), ordering: .relaxed) }
+    }
+
+    var latency: Int { currentLatency.load(ordering: .relaxed) }
+
+    var readingNames: [(name: String, unit: String)] {
+        plugin.controlOutputs.map { ($0.symbol, $0.unit ?? "") }
+    }
+
+    func reading(_ name: String) -> Double? {
+        guard let j = plugin.controlOutputs.firstIndex(where: { $0.symbol == name }) else { return nil }
+        return Double(Float(bitPattern: published[j].bits.load(ordering: .relaxed)))
+    }
+
+    var backgroundJob: (any BackgroundJob)? { job }
+
+    /// Prints the messages the plugins logged on the audio thread, and how
+    /// many were dropped (queue full). Returns whether there were any.
+    /// [worker-thread]
+    func drainLog() -> Bool {
+        var did = false
+        var type: LV2_URID = 0
+        let text = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_LV2_LOG_TEXT))
+        defer { text.deallocate() }
+        for set in featureSets {
+            while agraph_lv2_log_pop(set.log, &type, text) != 0 {
+                lv2LogSink(Unmanaged.passUnretained(logOwner).toOpaque(), type, text)
+                did = true
+            }
+        }
+        return did
+    }
+
+    // MARK: state [main-thread & !rendering]
+
+    /// The plugin's state (its own data and its port values) as Turtle, for
+    /// the `state` parameter. The first instance's, for per-channel nodes.
+    func saveState() throws -> String {
+        guard let inst = instances.first else { throw LV2Error("node '\(nodeID)': the plugin is not instantiated yet") }
+        let urids = LV2URIDTable.shared
+        return try LV2World.shared.withWorld { (w: OpaquePointer) throws -> String in
+            guard let p = LV2World.shared.plugin(w, plugin.uri) else { throw LV2Error("the plugin \(plugin.uri) is gone") }
+            let handle = Unmanaged.passUnretained(self).toOpaque()
+            guard let st = lilv_state_new_from_instance(p, inst, urids.mapFeature, nil, nil, nil, nil,
+                                                        lv2GetPortValue, handle, 0, featureSets[0].features) else {
+                throw LV2Error("node '\(nodeID)': the plugin's state could not be saved")
+            }
+            defer { lilv_state_free(st) }
+            guard let text = lilv_state_to_string(w, urids.mapFeature, urids.unmapFeature, st, "urn:audiograph:state", nil) else {
+                throw LV2Error("node '\(nodeID)': the plugin's state could not be written as Turtle")
+            }
+            defer { lilv_free(text) }
+            return String(cString: text)
+        }
+    }
+
+    private func restore(_ text: String) throws {
+        let urids = LV2URIDTable.shared
+        try LV2World.shared.withWorld { (w: OpaquePointer) throws in
+            guard let st = lilv_state_new_from_string(w, urids.mapFeature, text) else {
+                throw LV2Error("node '\(nodeID)': its \"state\" is not an LV2 state lilv can read (Turtle from a saved state)")
+            }
+            defer { lilv_state_free(st) }
+            for (k, inst) in instances.enumerated() {
+                restoringInstance = k
+                lilv_state_restore(st, inst, lv2SetPortValue, Unmanaged.passUnretained(self).toOpaque(), 0, featureSets[k].features)
+            }
+        }
+    }
+
+    /// The instance a state restore sets port values of.
+    fileprivate var restoringInstance = 0
+
+    fileprivate func portValue(symbol: String) -> Float? {
+        guard let p = plugin.ports.first(where: { $0.symbol == symbol && $0.kind == .control && $0.isInput }) else { return nil }
+        return values[0][p.index]
+    }
+
+    fileprivate func setPortValue(symbol: String, _ v: Float) {
+        guard let p = plugin.ports.first(where: { $0.symbol == symbol && $0.kind == .control && $0.isInput }) else { return }
+        values[restoringInstance][p.index] = v
+    }
+}
+
+/// A control output's latest value (Float bits). [audio-thread writes, any thread reads]
+final class PublishedValue: Sendable {
+    let bits = Atomic<UInt32>(0)
+}
+
+/// Who a log message is from. [any thread reads]
+final class LV2LogOwner: @unchecked Sendable {
+    let nodeID: String
+    let uri: String
+    init(nodeID: String, uri: String) {
+        self.nodeID = nodeID
+        self.uri = uri
+    }
+
+    static func line(_ nodeID: String, _ type: LV2_URID, _ text: String) -> String {
+        let urids = LV2URIDTable.shared
+        let kind = type == urids.map(LV2URI.logError) ? "error" : type == urids.map(LV2URI.logWarning) ? "warning"
+            : type == urids.map(LV2URI.logTrace) ? "trace" : "note"
+        return "agraph: lv2 node '\(nodeID)': \(kind): \(text.trimmingCharacters(in: .whitespacesAndNewlines))\n"
+    }
+}
+
+/// [any thread but the audio thread] A plugin's message, printed on stderr.
+let lv2LogSink: @convention(c) (UnsafeMutableRawPointer?, LV2_URID, UnsafePointer<CChar>?) -> Void = { owner, type, text in
+    guard let owner, let text else { return }
+    let o = Unmanaged<LV2LogOwner>.fromOpaque(owner).takeUnretainedValue()
+    FileHandle.standardError.write(LV2LogOwner.line(o.nodeID, type, String(cString: text)).data(using: .utf8) ?? Data())
+}
+
+/// [main-thread] lilv asks a port's value while saving state.
+let lv2GetPortValue: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?) -> UnsafeRawPointer? = { symbol, data, size, type in
+    guard let symbol, let data else { return nil }
+    let node = Unmanaged<LV2Node>.fromOpaque(data).takeUnretainedValue()
+    guard let v = node.portValue(symbol: String(cString: symbol)) else { return nil }
+    // lilv copies the value at once: a per-thread slot is enough.
+    lv2PortValueSlot.pointee = v
+    size?.pointee = 4
+    type?.pointee = LV2URIDTable.shared.map(LV2URI.atomFloat)
+    return UnsafeRawPointer(lv2PortValueSlot)
+}
+
+nonisolated(unsafe) let lv2PortValueSlot: UnsafeMutablePointer<Float> = {
+    let p = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+    p.initialize(to: 0)
+    return p
+}()
+
+/// [main-thread] lilv sets a port's value while restoring state.
+let lv2SetPortValue: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeRawPointer?, UInt32, UInt32) -> Void = { symbol, data, value, size, type in
+    guard let symbol, let data, let value else { return }
+    let node = Unmanaged<LV2Node>.fromOpaque(data).takeUnretainedValue()
+    let urids = LV2URIDTable.shared
+    let v: Float
+    if type == urids.map(LV2URI.atomFloat), size == 4 { v = value.load(as: Float.self) }
+    else if type == urids.map(LV2URI.atomInt), size == 4 { v = Float(value.load(as: Int32.self)) }
+    else { return }
+    node.setPortValue(symbol: String(cString: symbol), v)
+}

@@ -1,0 +1,51 @@
+// What Swift cannot write for an LV2 host: the log feature's variadic
+// printf. Messages are formatted into fixed slots (no allocation): from
+// the audio thread they are queued (a lock-free ring of 32 slots, drained
+// off the audio thread); from any other thread they go to `sink` at once.
+#ifndef AGRAPH_CLV2HOST_H
+#define AGRAPH_CLV2HOST_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <lv2/log/log.h>
+#include <lv2/urid/urid.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AGRAPH_LV2_LOG_SLOTS 32
+#define AGRAPH_LV2_LOG_TEXT 256
+
+typedef struct agraph_lv2_log {
+    /// Handed to the plugin as the log feature's data; `handle` is this struct.
+    LV2_Log_Log log;
+    /// A message from a thread other than the audio thread. [that thread]
+    void (*sink)(void *owner, LV2_URID type, const char *text);
+    void *owner;
+    /// Whether the calling thread is the audio thread. [any thread, realtime-safe]
+    int (*is_audio_thread)(void);
+    /// Queued audio-thread messages (single producer: the audio thread;
+    /// single consumer: `agraph_lv2_log_pop`'s caller).
+    LV2_URID types[AGRAPH_LV2_LOG_SLOTS];
+    char texts[AGRAPH_LV2_LOG_SLOTS][AGRAPH_LV2_LOG_TEXT];
+    _Atomic uint32_t head;
+    _Atomic uint32_t tail;
+    /// Audio-thread messages dropped because the queue was full.
+    _Atomic uint32_t dropped;
+} agraph_lv2_log;
+
+/// Sets the log feature's functions. [main-thread, before the plugin is made]
+void agraph_lv2_log_init(agraph_lv2_log *log, void *owner,
+                         void (*sink)(void *owner, LV2_URID type, const char *text),
+                         int (*is_audio_thread)(void));
+
+/// Takes the oldest queued message: its type and text (copied into `text`,
+/// AGRAPH_LV2_LOG_TEXT bytes). Returns 0 when none is queued.
+/// [one consumer thread, never the audio thread]
+int agraph_lv2_log_pop(agraph_lv2_log *log, LV2_URID *type, char *text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
