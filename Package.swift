@@ -391,6 +391,11 @@ let package = Package(
             path: "Tests/ProcessingTests"
         ),
         .testTarget(
+            name: "LV2Tests",
+            dependencies: ["AudioGraph", "AudioGraphLV2", "TestSupport"],
+            path: "Tests/LV2Tests"
+        ),
+        .testTarget(
             name: "BinauralTests",
             dependencies: ["AudioGraph", "AudioGraphBinaural", "TestSupport", "CMySOFA", "CSndFile"],
             path: "Tests/BinauralTests"

@@ -92,9 +92,11 @@ public enum GraphSchema {
 
     static func nodeSchema(_ d: NodeDescriptor) -> JSONOut {
         let required = d.parameters.filter(\.isRequired).map { JSONOut.string($0.name) }
+        // A specialising type (lv2): the other parameters depend on the
+        // chosen one (the plugin's ports); `agraph validate` checks them.
         var params: [(String, JSONOut)] = [
             ("type", .string("object")),
-            ("additionalProperties", .bool(false)),
+            ("additionalProperties", .bool(d.typeID == LV2NodeType().descriptor.typeID)),
             ("properties", .object(d.parameters.map { ($0.name, parameterSchema($0)) })),
         ]
         if !required.isEmpty { params.insert(("required", .array(required)), at: 1) }

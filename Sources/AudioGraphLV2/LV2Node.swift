@@ -69,13 +69,15 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
         self.instanceCount = max(instanceCount, 1)
         self.sampleRate = sampleRate
         self.state = state
+        initial = initialValues
         logOwner = LV2LogOwner(nodeID: nodeID, uri: plugin.uri)
         let portCount = plugin.ports.count
         values = (0..<max(instanceCount, 1)).map { _ in
             let v = UnsafeMutablePointer<Float>.allocate(capacity: max(portCount, 1))
             v.initialize(repeating: 0, count: max(portCount, 1))
             for p in plugin.ports where p.kind == .control {
-                v[p.index] = initialValues[p.index] ?? p.defaultValue ?? p.minimum ?? 0
+                let def = (p.defaultValue ?? p.minimum ?? 0) * (p.isSampleRate ? Float(sampleRate) : 1)
+                v[p.index] = initialValues[p.index] ?? def
             }
             return v
         }
@@ -136,18 +138,24 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
         }
         for k in 0..<instanceCount { connectControlAndOthers(k) }
         if let state, !state.isEmpty { try restore(state) }
-        // The graph's values over what the state set (the file is the truth for ports).
+        // The graph's values that differ from the defaults, over what the state set.
         for k in 0..<instanceCount { applyInitial(k) }
         for inst in instances { lilv_instance_activate(inst) }
         activated = true
-        // The latency a plugin reports is known after a run: one block of silence.
+        // The latency a plugin reports is known after a run: blocks of
+        // silence until it holds still (a plugin may glide to a new delay).
         let probe = min(maxFrames, 256)
-        for (k, inst) in instances.enumerated() {
+        for inst in instances {
             for p in plugin.ports where p.kind == .audio {
                 lilv_instance_connect_port(inst, UInt32(p.index), p.isInput ? zeros : scratch)
             }
-            _ = k
-            lilv_instance_run(inst, UInt32(probe))
+        }
+        var last: Float = -1
+        for _ in 0..<64 {
+            for inst in instances { lilv_instance_run(inst, UInt32(probe)) }
+            guard let port = latencyPort else { break }
+            if values[0][port] == last { break }
+            last = values[0][port]
         }
         readLatency()
         lastLatency = currentLatency.load(ordering: .relaxed)
@@ -155,8 +163,9 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
         connectAudio()
     }
 
-    /// The initial control values as given (the graph's parameters).
-    private var initial: [Int: Float] = [:]
+    /// The control values the graph's parameters set (those that differ
+    /// from the plugin's defaults), applied over a restored state.
+    private let initial: [Int: Float]
 
     private func applyInitial(_ k: Int) {
         for (port, v) in initial { values[k][port] = v }
@@ -180,8 +189,6 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
                 break
             }
         }
-        // What the graph says, remembered for after a state restore.
-        if k == 0 { for c in controls { initial[c.port] = values[0][c.port] } }
     }
 
     private func connectAudio() {

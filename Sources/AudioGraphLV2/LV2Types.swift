@@ -14,6 +14,11 @@ struct LV2Control: Sendable {
     var parameter: ParameterDescriptor
     /// For an enumeration: the port value of each choice, in choice order.
     var choiceValues: [Float]?
+    /// The plugin's default for the port.
+    var defaultPortValue: Float = 0
+    /// `lv2:sampleRate`: the parameter is in Hz; the port's bounds and
+    /// default are fractions of the sample rate (these).
+    var rateFractions: (min: Double?, max: Double?, defaultValue: Double?)?
 
     /// The port value of parameter value `v` (a choice's index, 0/1, a number).
     func portValue(_ v: Double) -> Float {
@@ -43,7 +48,7 @@ public struct LV2NodeType: SpecialisingNodeType {
         .init("instances", .choice(["single", "per-channel"]), default: .string("single"),
               "single: one instance takes the stream (its channel count must be the plugin's audio inputs); per-channel: one instance of a mono plugin per channel."),
         .init("state", .string, optional: true,
-              "The plugin's saved state (LV2 state as Turtle, as `LV2State.save(_:)` returns it for a running node), restored when the node is made: the plugin's own data; the port values come from the parameters."),
+              "The plugin's saved state (LV2 state as Turtle, as `LV2State.save(_:)` returns it): its own data and its port values, restored when the node is made; parameters written with other values than the plugin's defaults are set over it."),
     ]
 
     public let descriptor = NodeDescriptor(
@@ -104,11 +109,30 @@ public struct LV2PluginType: NodeType {
             origin: plugin.bundle)
     }
 
+    /// A port value as a parameter value: the decimal the TTL wrote
+    /// (0.0001, not 9.999999747378752e-05).
+    static func decimal(_ f: Float) -> Double { Double(String(describing: f)) ?? Double(f) }
+
     static func control(_ port: LV2Port) -> LV2Control {
-        let lo = port.minimum.map(Double.init), hi = port.maximum.map(Double.init)
+        var c = makeControl(port)
+        c.defaultPortValue = port.defaultValue ?? port.minimum ?? 0
+        return c
+    }
+
+    private static func makeControl(_ port: LV2Port) -> LV2Control {
+        let lo = port.minimum.map(decimal), hi = port.maximum.map(decimal)
+        if port.isSampleRate && !port.isToggle && !port.isEnumeration {
+            // In Hz: the bounds depend on the graph's rate (checked in `resolve`).
+            let bounds = [lo.map { "\($0) × rate" }, hi.map { "\($0) × rate" }].compactMap { $0 }.joined(separator: " … ")
+            let def = (port.defaultValue ?? port.minimum).map(decimal)
+            var c = LV2Control(port: port.index, parameter: .init(port.symbol, .number, optional: true, unit: "Hz", live: true,
+                "\(port.name), in Hz (the plugin's range: \(bounds.isEmpty ? "any" : bounds)\(def.map { "; default \($0) × rate" } ?? ""))"))
+            c.rateFractions = (lo, hi, def)
+            return c
+        }
         let range: ClosedRange<Double>? = if let lo, let hi, lo <= hi, lo.isFinite, hi.isFinite { lo...hi } else { nil }
         let def = port.defaultValue ?? port.minimum ?? 0
-        let summary = port.name + (port.reportsLatency ? " (latency)" : "")
+        let summary = port.name
         if port.isToggle {
             return LV2Control(port: port.index, parameter: .init(port.symbol, .boolean, default: .boolean(def > 0), live: true, summary))
         }
@@ -126,10 +150,19 @@ public struct LV2PluginType: NodeType {
                               choiceValues: values)
         }
         return LV2Control(port: port.index, parameter: .init(port.symbol, port.isInteger ? .integer : .number, range: range,
-                                                              default: .number(Double(def)), unit: port.unit, live: true, summary))
+                                                              default: .number(decimal(def)), unit: port.unit, live: true, summary))
     }
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        for control in controls {
+            guard let f = control.rateFractions, let v = c.parameters.number(control.parameter.name) else { continue }
+            let lo = f.min.map { $0 * c.sampleRate }, hi = f.max.map { $0 * c.sampleRate }
+            if let lo, v < lo - 1e-9 || (hi.map { v > $0 + 1e-9 } ?? false) {
+                c.error(parameter: control.parameter.name, "\(v) Hz is out of the plugin's range \(lo)…\(hi.map { "\($0)" } ?? "") Hz at \(Int(c.sampleRate)) Hz")
+            } else if let hi, v > hi + 1e-9 {
+                c.error(parameter: control.parameter.name, "\(v) Hz is above the plugin's maximum \(hi) Hz at \(Int(c.sampleRate)) Hz")
+            }
+        }
         guard let input = c.input else { return nil }
         let ins = plugin.audioInputs.count, outs = plugin.audioOutputs.count
         let perChannel = c.parameters.string("instances") == "per-channel"
@@ -158,16 +191,25 @@ public struct LV2PluginType: NodeType {
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
         let perChannel = c.parameters.string("instances") == "per-channel"
+        // The parameters that differ from the plugin's defaults: they are
+        // set over what a restored `state` holds (the others keep it).
         var values: [Int: Float] = [:]
         for control in controls {
-            if let v = c.parameters.number(control.parameter.name) {
-                values[control.port] = control.portValue(v)
+            var v: Float?
+            if let f = control.rateFractions {
+                let hz = c.parameters.number(control.parameter.name) ?? f.defaultValue.map { $0 * c.sampleRate }
+                if let hz { values[control.port] = Float(hz) }
+                continue
+            }
+            if let n = c.parameters.number(control.parameter.name) {
+                v = control.choiceValues == nil ? Float(n) : control.portValue(n)
             } else if let b = c.parameters.boolean(control.parameter.name) {
-                values[control.port] = b ? 1 : 0
+                v = b ? 1 : 0
             } else if let s = c.parameters.string(control.parameter.name), case .choice(let options) = control.parameter.type,
                       let i = options.firstIndex(of: s) {
-                values[control.port] = control.portValue(Double(i))
+                v = control.portValue(Double(i))
             }
+            if let v, v != control.defaultPortValue { values[control.port] = v }
         }
         let channels = c.inputFormats.first?.channels ?? plugin.audioInputs.count
         return LV2Node(nodeID: c.nodeID, plugin: plugin, controls: controls, descriptor: descriptor,

@@ -22,6 +22,7 @@ public enum LV2URI {
     public static let reportsLatency = core + "reportsLatency"
     public static let isSideChain = core + "isSideChain"
     public static let connectionOptional = core + "connectionOptional"
+    public static let sampleRateProperty = core + "sampleRate"
     public static let unit = "http://lv2plug.in/ns/extensions/units#unit"
     public static let unitSymbol = "http://lv2plug.in/ns/extensions/units#symbol"
     public static let atomSequence = "http://lv2plug.in/ns/ext/atom#Sequence"
@@ -83,6 +84,8 @@ public struct LV2Port: Sendable {
     public var reportsLatency: Bool
     public var isSideChain: Bool
     public var isOptional: Bool
+    /// `lv2:sampleRate`: the range and values are fractions of the sample rate.
+    public var isSampleRate: Bool
     /// Labelled values (`lv2:scalePoint`), sorted by value.
     public var scalePoints: [(label: String, value: Float)]
     /// The unit's symbol ("dB", "Hz", "ms"), when the port says.
@@ -155,6 +158,19 @@ public final class LV2World: @unchecked Sendable {
         return lilv_plugins_get_by_uri(plugins, u)
     }
 
+    /// Loads one more bundle (a folder holding a manifest.ttl) beside
+    /// those on `searchPath`: plugins a program brings along, and the
+    /// tests' fixtures.
+    public func loadBundle(_ folder: String) {
+        withWorld { w in
+            let path = folder.hasSuffix("/") ? folder : folder + "/"
+            guard let n = lilv_new_file_uri(w, nil, path) else { return }
+            lilv_world_load_bundle(w, n)
+            lilv_node_free(n)
+            descriptions.removeAll()
+        }
+    }
+
     /// Every installed plugin's URI, sorted.
     public var uris: [String] {
         withWorld { w in
@@ -220,6 +236,7 @@ public final class LV2World: @unchecked Sendable {
         let atom = node(w, LV2URI.atomPort), input = node(w, LV2URI.inputPort)
         let toggled = node(w, LV2URI.toggled), integer = node(w, LV2URI.integer), enumeration = node(w, LV2URI.enumeration)
         let latency = node(w, LV2URI.reportsLatency), sideChain = node(w, LV2URI.isSideChain)
+        let srProp = node(w, LV2URI.sampleRateProperty)
         let optional = node(w, LV2URI.connectionOptional), unit = node(w, LV2URI.unit), unitSymbol = node(w, LV2URI.unitSymbol)
         for i in 0..<count {
             guard let port = lilv_plugin_get_port_by_index(p, i) else { continue }
@@ -258,7 +275,7 @@ public final class LV2World: @unchecked Sendable {
                 name: string(nameN) ?? "", kind: kind, isInput: isA(input),
                 minimum: float(lo), maximum: float(hi), defaultValue: float(def),
                 isToggle: has(toggled), isInteger: has(integer), isEnumeration: has(enumeration),
-                reportsLatency: has(latency), isSideChain: has(sideChain), isOptional: has(optional),
+                reportsLatency: has(latency), isSideChain: has(sideChain), isOptional: has(optional), isSampleRate: has(srProp),
                 scalePoints: points, unit: unitText))
         }
         func uris(_ nodes: UnsafeMutableRawPointer?) -> [String] {
