@@ -61,6 +61,7 @@
 //                      and C ABI harnesses, JACK test servers and recorders, ChildProcess
 //   TestDoubleDAA      a test double of the DAA library's interface (NOT a decoder)
 //   AbiMismatchPlugin, HugeCountsPlugin, AllocatingPlugin   plugin fixtures that must be refused
+//   AllocatingLV2      an LV2 plugin fixture that allocates in run (check-plugin lv2:URI names it)
 //   *Tests             XCTest suites (Tests/)
 import PackageDescription
 
@@ -92,6 +93,8 @@ let package = Package(
         .library(name: "AGraphTestHugeCountsPlugin", type: .dynamic, targets: ["HugeCountsPlugin"]),
         // Test fixture: a plugin that allocates in process (agraph check-plugin must fail it).
         .library(name: "AGraphTestAllocatingPlugin", type: .dynamic, targets: ["AllocatingPlugin"]),
+        // An LV2 plugin that allocates in run (a fixture for check-plugin lv2:URI).
+        .library(name: "LV2TestAllocating", type: .dynamic, targets: ["AllocatingLV2"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
     ],
@@ -289,6 +292,11 @@ let package = Package(
         .target(
             name: "AllocatingPlugin",
             path: "Tests/PluginFixtures/AllocatingPlugin"
+        ),
+        .target(
+            name: "AllocatingLV2",
+            dependencies: ["CLilv"],
+            path: "Tests/PluginFixtures/AllocatingLV2"
         ),
         // Per-thread allocation counting for `agraph check-plugin`: replaces
         // malloc, so it is linked into the agraph executable only.

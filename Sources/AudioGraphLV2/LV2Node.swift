@@ -158,6 +158,7 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
             last = values[0][port]
         }
         readLatency()
+        _ = (audioIn, sideIn, audioOut)
         lastLatency = currentLatency.load(ordering: .relaxed)
         latencyChanged.store(false, ordering: .relaxed)
         connectAudio()
@@ -191,25 +192,43 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
         }
     }
 
+    /// Port indexes of the main audio inputs, the sidechain inputs and the outputs.
+    private lazy var audioIn: [UInt32] = plugin.audioInputs.map { UInt32($0.index) }
+    private lazy var sideIn: [UInt32] = plugin.sideChainInputs.map { UInt32($0.index) }
+    private lazy var audioOut: [UInt32] = plugin.audioOutputs.map { UInt32($0.index) }
+
+    /// Connects the audio ports to the buses' channels of this block.
+    /// [audio-thread, or main-thread while preparing]
+    @inline(__always)
     private func connectAudio() {
         guard let input, let output else { return }
-        let ins = plugin.audioInputs, outs = plugin.audioOutputs, side = plugin.sideChainInputs
-        for (k, inst) in instances.enumerated() {
+        var k = 0
+        while k < instances.count {
+            let inst = instances[k]
             if instanceCount > 1 {
-                lilv_instance_connect_port(inst, UInt32(ins[0].index), k < input.channels ? input.channel(k) : zeros)
-                lilv_instance_connect_port(inst, UInt32(outs[0].index), k < output.channels ? output.channel(k) : scratch)
+                lilv_instance_connect_port(inst, audioIn[0], k < input.channels ? input.channel(k) : zeros)
+                lilv_instance_connect_port(inst, audioOut[0], k < output.channels ? output.channel(k) : scratch)
+                k += 1
                 continue
             }
-            for (i, p) in ins.enumerated() {
-                lilv_instance_connect_port(inst, UInt32(p.index), i < input.channels ? input.channel(i) : zeros)
+            var i = 0
+            while i < audioIn.count {
+                lilv_instance_connect_port(inst, audioIn[i], i < input.channels ? input.channel(i) : zeros)
+                i += 1
             }
-            for (i, p) in side.enumerated() {
-                let bus = sidechain
-                lilv_instance_connect_port(inst, UInt32(p.index), bus.flatMap { i < $0.channels ? $0.channel(i) : nil } ?? zeros)
+            i = 0
+            while i < sideIn.count {
+                var p = zeros
+                if let s = sidechain, i < s.channels { p = s.channel(i) }
+                lilv_instance_connect_port(inst, sideIn[i], p)
+                i += 1
             }
-            for (i, p) in outs.enumerated() {
-                lilv_instance_connect_port(inst, UInt32(p.index), i < output.channels ? output.channel(i) : scratch)
+            i = 0
+            while i < audioOut.count {
+                lilv_instance_connect_port(inst, audioOut[i], i < output.channels ? output.channel(i) : scratch)
+                i += 1
             }
+            k += 1
         }
     }
 
@@ -255,6 +274,9 @@ final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
     func render(frames: Int) {
         guard let input, let output else { return }
         let n = UInt32(frames)
+        // A bus's channels move with the block size (`BusPool`'s stride):
+        // the plugin is given this block's pointers.
+        connectAudio()
         var k = 0
         while k < instances.count {
             workers[k].deliverResponses()

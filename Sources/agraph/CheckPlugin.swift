@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioGraph
 import AudioGraphPlugins
 import CAGraphAllocCount
 
@@ -21,9 +22,36 @@ struct CheckPlugin: ParsableCommand {
             a node type flagged as virtualizing (ABI 1.4) that does not name its output "binaural".
             """)
 
-    @Argument(help: "The plugin library (.so).") var library: String
+    @Argument(help: "The plugin library (.so), or lv2:URI for an LV2 plugin through AudioGraph's LV2 host.") var library: String
+
+    /// An LV2 plugin through the `lv2` node: runs at odd block sizes and
+    /// parameter extremes, allocations counted on a thread marked as the
+    /// audio thread; a plugin that allocates in `run` is named.
+    func checkLV2(_ uri: String) throws {
+        ThreadRole.mark(.audio)
+        defer { ThreadRole.mark(nil) }
+        let report = LV2Conformance.check(uri: uri) { body in
+            guard agraph_alloc_count_available() != 0 else { body(); return nil }
+            agraph_alloc_count_begin()
+            body()
+            return Int(agraph_alloc_count_end())
+        }
+        print("check-plugin: lv2:\(uri)")
+        for line in report.lines { print("  \(line)") }
+        if report.passed {
+            print("check-plugin: passed")
+            return
+        }
+        for failure in report.failures { printError("FAIL: \(failure)") }
+        printError("check-plugin: \(report.failures.count) failure\(report.failures.count == 1 ? "" : "s") in lv2:\(uri)")
+        throw ExitCode.failure
+    }
 
     func run() throws {
+        if library.hasPrefix("lv2:") {
+            try checkLV2(String(library.dropFirst(4)))
+            return
+        }
         let report = PluginConformance.check(path: library) { body in
             guard agraph_alloc_count_available() != 0 else { body(); return nil }
             agraph_alloc_count_begin()
