@@ -345,8 +345,10 @@ final class Reloader: @unchecked Sendable {
 
     /// Why a reload did not happen, with the file's diagnostics.
     struct Failure: Error, CustomStringConvertible {
+        /// The diagnostics, then the verdict (as the console prints them).
         var lines: [String]
-        var description: String { lines.joined(separator: "\n") }
+        /// The verdict first (an OSC reply may be cut short), then the diagnostics.
+        var description: String { (lines.suffix(1) + lines.dropLast()).joined(separator: "\n") }
     }
 
     init(live: RunningGraph, binder: JACKPortBinder, file: String, overrides: [ParameterOverride], crossfadeMs: Double) {
