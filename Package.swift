@@ -62,6 +62,7 @@
 //   TestDoubleDAA      a test double of the DAA library's interface (NOT a decoder)
 //   AbiMismatchPlugin, HugeCountsPlugin, AllocatingPlugin   plugin fixtures that must be refused
 //   AllocatingLV2      an LV2 plugin fixture that allocates in run (check-plugin lv2:URI names it)
+//   WorkerLV2          an LV2 plugin fixture that uses the worker extension
 //   *Tests             XCTest suites (Tests/)
 import PackageDescription
 
@@ -95,6 +96,8 @@ let package = Package(
         .library(name: "AGraphTestAllocatingPlugin", type: .dynamic, targets: ["AllocatingPlugin"]),
         // An LV2 plugin that allocates in run (a fixture for check-plugin lv2:URI).
         .library(name: "LV2TestAllocating", type: .dynamic, targets: ["AllocatingLV2"]),
+        // An LV2 plugin that uses the worker extension (a fixture for the lv2 node's worker).
+        .library(name: "LV2TestWorker", type: .dynamic, targets: ["WorkerLV2"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
     ],
@@ -297,6 +300,11 @@ let package = Package(
             name: "AllocatingLV2",
             dependencies: ["CLilv"],
             path: "Tests/PluginFixtures/AllocatingLV2"
+        ),
+        .target(
+            name: "WorkerLV2",
+            dependencies: ["CLilv"],
+            path: "Tests/PluginFixtures/WorkerLV2"
         ),
         // Per-thread allocation counting for `agraph check-plugin`: replaces
         // malloc, so it is linked into the agraph executable only.

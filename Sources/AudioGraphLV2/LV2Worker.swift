@@ -30,6 +30,8 @@ final class LV2WorkerChannel: @unchecked Sendable {
     private let workerScratch = UnsafeMutableRawPointer.allocate(byteCount: maxMessage, alignment: 8)
     /// Requests refused because the ring was full (or too large).
     let refused = Atomic<Int>(0)
+    /// Requests scheduled and not yet worked off.
+    let pending = Atomic<Int>(0)
 
     deinit {
         audioScratch.deallocate()
@@ -88,6 +90,7 @@ final class LV2WorkerChannel: @unchecked Sendable {
         while let n = Self.take(requests, into: workerScratch) {
             did = true
             _ = work(handle, lv2Respond, Unmanaged.passUnretained(self).toOpaque(), UInt32(n), workerScratch)
+            pending.subtract(1, ordering: .releasing)
         }
         return did
     }
@@ -97,7 +100,9 @@ final class LV2WorkerChannel: @unchecked Sendable {
 let lv2ScheduleWork: @convention(c) (LV2_Worker_Schedule_Handle?, UInt32, UnsafeRawPointer?) -> LV2_Worker_Status = { handle, size, data in
     guard let handle else { return LV2_WORKER_ERR_UNKNOWN }
     let channel = Unmanaged<LV2WorkerChannel>.fromOpaque(handle).takeUnretainedValue()
+    channel.pending.add(1, ordering: .relaxed)
     guard LV2WorkerChannel.post(channel.requests, size: size, data: data) else {
+        channel.pending.subtract(1, ordering: .relaxed)
         channel.refused.add(1, ordering: .relaxed)
         return LV2_WORKER_ERR_NO_SPACE
     }
@@ -132,6 +137,11 @@ final class LV2Job: BackgroundJob, @unchecked Sendable {
         return did
     }
 
-    func isReady(forFrames frames: Int) -> Bool { true }
+    /// Offline rendering waits until the work scheduled so far is done
+    /// (its replies then reach the plugin at the next block, every time).
+    func isReady(forFrames frames: Int) -> Bool {
+        guard let node else { return true }
+        return node.workers.allSatisfy { !$0.hasWorker || $0.pending.load(ordering: .acquiring) == 0 }
+    }
     func finish() throws {}
 }
