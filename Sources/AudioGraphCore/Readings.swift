@@ -11,3 +11,8 @@ public protocol MeasuringNode: AnyObject {
     /// `readingNames`. -inf where nothing was measured yet. [control-thread]
     func reading(_ name: String) -> Double?
 }
+
+/// A measuring node whose readings a live host publishes as events when
+/// they change (an LV2 plugin's control outputs: meters, gain reduction,
+/// latency). [any thread]
+public protocol ReadingPublishing: MeasuringNode {}

@@ -86,6 +86,9 @@ public final class RunningGraph: @unchecked Sendable {
         /// A `playlist` node's item started, ended, was skipped or failed
         /// (published when the audio reaches it).
         case playlist(PlaylistEvent)
+        /// A node's reading changed (`ReadingPublishing`: an LV2 plugin's
+        /// control output), looked at on each owner tick (4 Hz or more).
+        case reading(node: String, name: String, value: Double)
         /// A hot reload took effect (`reload(graph:crossfadeMs:)`, however
         /// it was asked for): what changed.
         case reloaded(ReloadReport)
@@ -167,11 +170,13 @@ public final class RunningGraph: @unchecked Sendable {
                                 continuation: AsyncStream<Event>.Continuation) {
         let meters = MeterEvents(session: s, continuation: continuation)
         let playlists = PlaylistEvents(session: s, continuation: continuation)
+        let readings = ReadingEvents(session: s, continuation: continuation)
         owner.tick = { [weak s] in
             s?.tick()
             if s != nil {
                 meters.tick()
                 playlists.tick()
+                readings.tick()
             }
         }
         for id in s.engine.ids {
@@ -391,6 +396,32 @@ final class MeterEvents: @unchecked Sendable {
             guard window != seen[i] else { continue }
             seen[i] = window
             continuation.yield(.meter(meter.reading()))
+        }
+    }
+}
+
+/// Publishes the readings of `ReadingPublishing` nodes when they change.
+/// [owner-thread]
+final class ReadingEvents: @unchecked Sendable {
+    private let nodes: [(id: String, node: any ReadingPublishing, names: [String])]
+    private var seen: [[Double?]]
+    private let continuation: AsyncStream<RunningGraph.Event>.Continuation
+
+    init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
+        nodes = session.graph.nodes.compactMap { n in
+            (session.engine.node(n.id) as? ReadingPublishing).map { (n.id, $0, $0.readingNames.map(\.name)) }
+        }
+        seen = nodes.map { Array(repeating: nil, count: $0.names.count) }
+        self.continuation = continuation
+    }
+
+    func tick() {
+        for (i, n) in nodes.enumerated() {
+            for (k, name) in n.names.enumerated() {
+                guard let v = n.node.reading(name), v != seen[i][k] else { continue }
+                seen[i][k] = v
+                continuation.yield(.reading(node: n.id, name: name, value: v))
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ import Glibc
 /// - `reading`, `latency`: [any thread] (atomics).
 /// - the job (`LV2Job.service`): [worker-thread]: the plugins' `work`,
 ///   their audio-thread log messages, latency changes.
-final class LV2Node: RenderNode, MeasuringNode, LatencyChangeNotifying {
+final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     /// Bytes of an atom port's buffer (also the `sequenceSize` option).
     static let atomBufferBytes = 8192
 

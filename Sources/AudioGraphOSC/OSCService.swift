@@ -544,6 +544,18 @@ struct EventWatch {
     private var paused: Bool
     private var serverGone: Bool
     private var playlistCursor = PlaylistEventCursor()
+    /// `ReadingPublishing` nodes (LV2 control outputs) and their last values.
+    private var readings: [(node: String, source: any ReadingPublishing, names: [String], last: [Double?])] = []
+
+    private static func readingSources(_ control: ControlSurface) -> [(node: String, source: any ReadingPublishing, names: [String], last: [Double?])] {
+        let engine = control.compiled.engine
+        return control.compiled.graph.nodes.compactMap { n in
+            (engine.node(n.id) as? ReadingPublishing).map { r in
+                let names = r.readingNames.map(\.name)
+                return (n.id, r, names, names.map { r.reading($0) })
+            }
+        }
+    }
 
     /// Starts from now: only what happens afterwards is reported.
     init(control: ControlSurface) {
@@ -557,6 +569,7 @@ struct EventWatch {
             (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0, $0.underrunCount) }
         }
         _ = control.playlistEvents(since: &playlistCursor)
+        readings = Self.readingSources(control)
     }
 
     /// A reload's new control surface: the underrun counters of the new
@@ -573,6 +586,7 @@ struct EventWatch {
         }
         playlistCursor = PlaylistEventCursor()
         _ = control.playlistEvents(since: &playlistCursor)
+        readings = Self.readingSources(control)
     }
 
     /// `/agraph/event/…` messages for what changed since the last poll.
@@ -601,6 +615,13 @@ struct EventWatch {
                 args.append(.string(reason))
             }
             out.append(OSCMessage("/agraph/event/item", args))
+        }
+        for i in readings.indices {
+            for (k, name) in readings[i].names.enumerated() {
+                guard let v = readings[i].source.reading(name), v != readings[i].last[k] else { continue }
+                readings[i].last[k] = v
+                out.append(OSCMessage("/agraph/event/reading", [.string(readings[i].node), .string(name), .float(Float(v))]))
+            }
         }
         if s.paused != paused {
             paused = s.paused

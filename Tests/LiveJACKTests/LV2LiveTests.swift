@@ -39,7 +39,11 @@ final class LV2LiveTests: LiveTestCase {
                            {"from": "mix", "to": "out"}]}
                 """, server: server.name, clientName: "agraph-lv2")
             defer { live.stop() }
+            let events = EventLog(live.events)
             XCTAssertEqual(live.engine.node("dly")?.latency, 1000)
+            // The plugin's control output, published as an event and read with get.
+            XCTAssertNotNil(events.wait(timeout: 5) { $0 == .reading(node: "fx", name: "latency", value: 1000) }, "\(events.all)")
+            XCTAssertEqual(try live.control.get("fx.latency").value, 1000)
 
             // jack_lsp -l: the graph's 1000 frames on both sides of the in → mon path.
             let (latencies, lsp) = try Self.portLatencies(server: server)
