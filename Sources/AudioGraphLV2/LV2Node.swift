@@ -59,7 +59,13 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     private var activated = false
     private let job: LV2Job
 
-    var onLatencyChange: (() -> Void)?
+    /// Set by the host on its thread, called by the job on the worker
+    /// thread (the live host's closure posts to its owner thread): behind a lock.
+    private let latencyHandler = Locked<(() -> Void)?>(nil)
+    var onLatencyChange: (() -> Void)? {
+        get { latencyHandler.withLock { $0 } }
+        set { latencyHandler.withLock { $0 = newValue } }
+    }
 
     init(nodeID: String, plugin: LV2PluginDescription, controls: [LV2Control], descriptor: NodeDescriptor,
          instanceCount: Int, initialValues: [Int: Float], state: String?, sampleRate: Double) {

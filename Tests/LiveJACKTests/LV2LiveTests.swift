@@ -52,6 +52,16 @@ final class LV2LiveTests: LiveTestCase {
             XCTAssertEqual(monCapture.first, 1000, "capture latency at the output: the plugin's 1000 frames: \(lsp.stdout)")
             XCTAssertEqual(inPlayback.first, 1000, "playback latency at the input: \(lsp.stdout)")
 
+            // A live change of the plugin's delay: its latency port follows,
+            // and JACK is told the new latency.
+            try live.set("dly.delay", 2000)
+            var changed: [Int]?
+            XCTAssertTrue(waitUntil(timeout: 10) {
+                changed = try? Self.portLatencies(server: server).ports["agraph-lv2:mon_1"]?.capture
+                return changed?.first == 2000
+            }, "jack_lsp after the plugin's latency changed: \(String(describing: changed))")
+            XCTAssertEqual(live.engine.node("dly")?.latency, 2000)
+
             // The dry path is delayed to meet the plugin's: one impulse of 0.5 every 4800 frames.
             XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + 96000, timeout: 10))
             try checkNoXruns(rec, live, isLast: isLast)
