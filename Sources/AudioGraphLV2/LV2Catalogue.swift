@@ -57,9 +57,9 @@ public enum LV2Catalogue {
 public enum LV2State {
     /// The state of `node` (an `lv2` node's runtime node: `engine.node(id)`)
     /// as Turtle, for its `state` parameter: the plugin's own data and its
-    /// port values. Call it while the engine does not render (offline
-    /// between blocks, or a stopped graph): LV2's state interface may not
-    /// run beside the plugin's `run`.
+    /// port values. LV2 state's `save` has its own threading class: it may
+    /// run beside the plugin's `run` (a live graph), not beside its
+    /// instantiation functions. [main-thread or control-thread]
     public static func save(_ node: any RenderNode) throws -> String {
         guard let n = node as? LV2Node else { throw LV2Error("not an lv2 node") }
         return try n.saveState()

@@ -203,6 +203,16 @@ final class NSMSession {
                 doc = try Self.setting(node.id, p.name, to: JSONValue(kind: value, location: Self.here), in: doc)
             }
         }
+        // LV2 plugins' own state (LV2 state's save may run beside `run`).
+        for node in compiled.graph.nodes where node.descriptor.typeID == "lv2" {
+            guard let runtime = compiled.engine.node(node.id) else { continue }
+            do {
+                let state = try LV2State.save(runtime)
+                doc = try Self.setting(node.id, "state", to: JSONValue(kind: .string(state), location: Self.here), in: doc)
+            } catch {
+                printError("agraph: NSM save: lv2 node '\(node.id)': its state is not saved: \(error)")
+            }
+        }
         let text = Self.render(doc) + "\n"
         let temp = file + ".saving-\(getpid())"
         try Self.write(text, to: temp)

@@ -95,3 +95,46 @@ extension NSMLiveTests {
         }
     }
 }
+
+extension NSMLiveTests {
+    /// An `lv2` node under a session: save writes its live value and the
+    /// plugin's LV2 state into the session file, which validates.
+    func testSaveWritesAnLV2PluginsStateIntoTheSessionFile() throws {
+        let delay = "http://drobilla.net/plugins/mda/Delay"
+        try XCTSkipUnless(LV2World.shared.uris.contains(delay), "mda-lv2 is not installed")
+        let original = dir.file("lv2.json")
+        try """
+            {"format": "agraph/1", "name": "nsm-lv2", "sampleRate": 48000, "nodes": [
+              {"id": "tone", "type": "test-tone", "params": {"frequency": 700, "level": -20, "channels": 2}},
+              {"id": "fx", "type": "lv2", "params": {"uri": "\(delay)"}},
+              {"id": "out", "type": "jack-out"}],
+             "links": [{"from": "tone", "to": "fx"}, {"from": "fx", "to": "out"}]}
+            """.write(toFile: original, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: dir.file("session"), withIntermediateDirectories: true)
+        let instance = dir.file("session") + "/agraph.nLV2"
+        let sessionFile = instance + ".json"
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let nsm = try NSMTestServerFixture()
+        let cli = try startUnderNSM(original, nsm, server: server)
+        defer { cli.kill() }
+        try expectAnnounce(nsm, cli)
+        nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nLV2")
+        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+        XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+        cli.send("set fx.l_delay 0.1")
+        XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)), cli.stderr)
+        let beforeSave = nsm.mark
+        nsm.save()
+        let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) { $0.arguments.first == .string("/nsm/client/save") }
+        XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
+        let value = try XCTUnwrap(Self.parameter(sessionFile, node: "fx", "l_delay") as? Double)
+        XCTAssertEqual(value, 0.1, accuracy: 1e-6)
+        let state = try XCTUnwrap(Self.parameter(sessionFile, node: "fx", "state") as? String, "the plugin's state in the session file")
+        XCTAssertTrue(state.contains("l_delay"), state)
+        let validate = try runTool(try CLIProcess.agraphPath(), ["validate", sessionFile])
+        XCTAssertEqual(validate.status, 0, validate.stderr)
+        cli.process.send(SIGTERM)
+        assertExitsCleanly(cli)
+    }
+}
