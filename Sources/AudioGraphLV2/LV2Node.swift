@@ -55,7 +55,9 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     /// Atom ports: an empty input sequence, and output buffers (reset to
     /// their capacity before each run).
     private var atomIn: UnsafeMutableRawPointer?
+    /// Output atom buffers and their sizes in bytes.
     private var atomOuts: [UnsafeMutableRawPointer] = []
+    private var atomOutSizes: [Int] = []
     private var activated = false
     private let job: LV2Job
 
@@ -188,8 +190,10 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
                 if p.isInput {
                     lilv_instance_connect_port(inst, UInt32(p.index), atomIn)
                 } else {
-                    let b = Self.makeAtomBuffer(sequence: false)
+                    let bytes = max(Self.atomBufferBytes, p.minimumSize ?? 0)
+                    let b = Self.makeAtomBuffer(sequence: false, bytes: bytes)
                     atomOuts.append(b)
+                    atomOutSizes.append(bytes)
                     lilv_instance_connect_port(inst, UInt32(p.index), b)
                 }
             case .audio, .other:
@@ -238,27 +242,25 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         }
     }
 
-    static func makeAtomBuffer(sequence: Bool) -> UnsafeMutableRawPointer {
-        let b = UnsafeMutableRawPointer.allocate(byteCount: atomBufferBytes, alignment: 8)
-        b.initializeMemory(as: UInt8.self, repeating: 0, count: atomBufferBytes)
-        resetAtom(b, sequence: sequence)
+    static func makeAtomBuffer(sequence: Bool, bytes: Int = atomBufferBytes) -> UnsafeMutableRawPointer {
+        let b = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 8)
+        b.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        resetAtom(b, sequence: sequence, bytes: bytes)
         return b
     }
 
     /// An input: an empty sequence; an output: a chunk of the buffer's capacity. [audio-thread]
     @inline(__always)
-    static func resetAtom(_ b: UnsafeMutableRawPointer, sequence: Bool) {
-        let urids = LV2URIDTable.shared
+    static func resetAtom(_ b: UnsafeMutableRawPointer, sequence: Bool, bytes: Int = atomBufferBytes) {
         if sequence {
             b.storeBytes(of: UInt32(8), toByteOffset: 0, as: UInt32.self)  // body: unit, pad
             b.storeBytes(of: sequenceURID, toByteOffset: 4, as: UInt32.self)
             b.storeBytes(of: UInt32(0), toByteOffset: 8, as: UInt32.self)
             b.storeBytes(of: UInt32(0), toByteOffset: 12, as: UInt32.self)
         } else {
-            b.storeBytes(of: UInt32(atomBufferBytes - 8), toByteOffset: 0, as: UInt32.self)
+            b.storeBytes(of: UInt32(bytes - 8), toByteOffset: 0, as: UInt32.self)
             b.storeBytes(of: chunkURID, toByteOffset: 4, as: UInt32.self)
         }
-        _ = urids
     }
 
     static let sequenceURID = LV2URIDTable.shared.map(LV2URI.atomSequence)
@@ -290,7 +292,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         }
         var a = 0
         while a < atomOuts.count {
-            Self.resetAtom(atomOuts[a], sequence: false)
+            Self.resetAtom(atomOuts[a], sequence: false, bytes: atomOutSizes[a])
             a += 1
         }
         k = 0

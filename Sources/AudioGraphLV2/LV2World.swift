@@ -90,6 +90,8 @@ public struct LV2Port: Sendable {
     public var scalePoints: [(label: String, value: Float)]
     /// The unit's symbol ("dB", "Hz", "ms"), when the port says.
     public var unit: String?
+    /// An atom port's buffer size the plugin asks for (`rsz:minimumSize`).
+    public var minimumSize: Int? = nil
 }
 
 /// What `agraph nodes lv2:URI` and the `lv2` node need of a plugin.
@@ -237,6 +239,7 @@ public final class LV2World: @unchecked Sendable {
         let toggled = node(w, LV2URI.toggled), integer = node(w, LV2URI.integer), enumeration = node(w, LV2URI.enumeration)
         let latency = node(w, LV2URI.reportsLatency), sideChain = node(w, LV2URI.isSideChain)
         let srProp = node(w, LV2URI.sampleRateProperty)
+        let minimumSize = node(w, "http://lv2plug.in/ns/ext/resize-port#minimumSize")
         let optional = node(w, LV2URI.connectionOptional), unit = node(w, LV2URI.unit), unitSymbol = node(w, LV2URI.unitSymbol)
         for i in 0..<count {
             guard let port = lilv_plugin_get_port_by_index(p, i) else { continue }
@@ -270,13 +273,18 @@ public final class LV2World: @unchecked Sendable {
                 }
                 lilv_node_free(un)
             }
+            var minSize: Int?
+            if let m = minimumSize, let n = lilv_port_get(p, port, m) {
+                if lilv_node_is_int(n) { minSize = Int(lilv_node_as_int(n)) }
+                lilv_node_free(n)
+            }
             ports.append(LV2Port(
                 index: Int(i), symbol: string(lilv_port_get_symbol(p, port)) ?? "port\(i)",
                 name: string(nameN) ?? "", kind: kind, isInput: isA(input),
                 minimum: float(lo), maximum: float(hi), defaultValue: float(def),
                 isToggle: has(toggled), isInteger: has(integer), isEnumeration: has(enumeration),
                 reportsLatency: has(latency), isSideChain: has(sideChain), isOptional: has(optional), isSampleRate: has(srProp),
-                scalePoints: points, unit: unitText))
+                scalePoints: points, unit: unitText, minimumSize: minSize))
         }
         func uris(_ nodes: UnsafeMutableRawPointer?) -> [String] {
             guard let nodes else { return [] }
