@@ -24,27 +24,36 @@ struct CheckPlugin: ParsableCommand {
 
     @Argument(help: "The plugin library (.so), or lv2:URI for an LV2 plugin through AudioGraph's LV2 host.") var library: String
 
+    /// The allocations `body` makes on this thread; nil where this build
+    /// cannot count them.
+    static func countAllocations(_ body: () -> Void) -> Int? {
+        guard agraph_alloc_count_available() != 0 else { body(); return nil }
+        agraph_alloc_count_begin()
+        body()
+        return Int(agraph_alloc_count_end())
+    }
+
+    /// Prints a report; throws `ExitCode.failure` when it has failures.
+    static func finish(_ name: String, failures: [String]) throws {
+        if failures.isEmpty {
+            print("check-plugin: passed")
+            return
+        }
+        for failure in failures { printError("FAIL: \(failure)") }
+        printError("check-plugin: \(failures.count) failure\(failures.count == 1 ? "" : "s") in \(name)")
+        throw ExitCode.failure
+    }
+
     /// An LV2 plugin through the `lv2` node: runs at odd block sizes and
     /// parameter extremes, allocations counted on a thread marked as the
     /// audio thread; a plugin that allocates in `run` is named.
     func checkLV2(_ uri: String) throws {
         ThreadRole.mark(.audio)
         defer { ThreadRole.mark(nil) }
-        let report = LV2Conformance.check(uri: uri) { body in
-            guard agraph_alloc_count_available() != 0 else { body(); return nil }
-            agraph_alloc_count_begin()
-            body()
-            return Int(agraph_alloc_count_end())
-        }
+        let report = LV2Conformance.check(uri: uri, count: Self.countAllocations)
         print("check-plugin: lv2:\(uri)")
         for line in report.lines { print("  \(line)") }
-        if report.passed {
-            print("check-plugin: passed")
-            return
-        }
-        for failure in report.failures { printError("FAIL: \(failure)") }
-        printError("check-plugin: \(report.failures.count) failure\(report.failures.count == 1 ? "" : "s") in lv2:\(uri)")
-        throw ExitCode.failure
+        try Self.finish("lv2:" + uri, failures: report.failures)
     }
 
     func run() throws {
@@ -52,22 +61,11 @@ struct CheckPlugin: ParsableCommand {
             try checkLV2(String(library.dropFirst(4)))
             return
         }
-        let report = PluginConformance.check(path: library) { body in
-            guard agraph_alloc_count_available() != 0 else { body(); return nil }
-            agraph_alloc_count_begin()
-            body()
-            return Int(agraph_alloc_count_end())
-        }
+        let report = PluginConformance.check(path: library, countAllocations: Self.countAllocations)
         print("check-plugin: \(library)")
         for line in report.lines { print("  \(line)") }
         for note in report.notes { print("  note: \(note)") }
         for line in PluginLog.drain() { print("  plugin said: \(line)") }
-        if report.passed {
-            print("check-plugin: passed")
-            return
-        }
-        for failure in report.failures { printError("FAIL: \(failure)") }
-        printError("check-plugin: \(report.failures.count) failure\(report.failures.count == 1 ? "" : "s") in \(library)")
-        throw ExitCode.failure
+        try Self.finish(library, failures: report.failures)
     }
 }

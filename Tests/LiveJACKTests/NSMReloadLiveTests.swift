@@ -12,6 +12,22 @@ import Glibc
 /// session's (dirty, and written by the next save with its relative paths
 /// made absolute).
 extension NSMLiveTests {
+    /// Opens the session at `instance` and checks the OK reply.
+    func openSession(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, instance: String, clientID: String,
+                     file: StaticString = #filePath, line: UInt = #line) {
+        nsm.open(path: instance, displayName: "agraph", clientID: clientID)
+        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+        XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr, file: file, line: line)
+    }
+
+    /// Asks for a save and checks the OK reply.
+    func saveSession(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, file: StaticString = #filePath, line: UInt = #line) {
+        let before = nsm.mark
+        nsm.save()
+        let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: before) { $0.arguments.first == .string("/nsm/client/save") }
+        XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr, file: file, line: line)
+    }
+
     /// Sets `params[param]` of node `id` in a graph file.
     static func setParameter(_ file: String, node id: String, _ param: String, to value: Any) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -46,9 +62,7 @@ extension NSMLiveTests {
             let cli = try startUnderNSM(original, nsm, server: server)
             defer { cli.kill() }
             try expectAnnounce(nsm, cli)
-            nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nRELOAD")
-            let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
-            XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+            openSession(nsm, cli, instance: instance, clientID: "agraph.nRELOAD")
             XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
             // Levels are judged at the end, once the recording is known to
             // have no gaps (xruns).
@@ -77,11 +91,7 @@ extension NSMLiveTests {
             XCTAssertTrue(rec.waitForFrames(otherAt + 9600, timeout: LiveTiming.seconds(10)))
             let third = Self.recentLevel(rec)
             let beforeSave = nsm.mark
-            nsm.save()
-            let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
-                $0.arguments.first == .string("/nsm/client/save")
-            }
-            XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
+            saveSession(nsm, cli)
             XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave))
             XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -3, "the other file's graph saved")
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "path") as? String, media, "its media path made absolute")
@@ -119,15 +129,10 @@ extension NSMLiveTests {
         let cli = try startUnderNSM(original, nsm, server: server)
         defer { cli.kill() }
         try expectAnnounce(nsm, cli)
-        nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nLV2")
-        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
-        XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+        openSession(nsm, cli, instance: instance, clientID: "agraph.nLV2")
         cli.send("set fx.l_delay 0.1")
         XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)), cli.stderr)
-        let beforeSave = nsm.mark
-        nsm.save()
-        let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) { $0.arguments.first == .string("/nsm/client/save") }
-        XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
+        saveSession(nsm, cli)
         let value = try XCTUnwrap(Self.parameter(sessionFile, node: "fx", "l_delay") as? Double)
         XCTAssertEqual(value, 0.1, accuracy: 1e-6)
         let state = try XCTUnwrap(Self.parameter(sessionFile, node: "fx", "state") as? String, "the plugin's state in the session file")
