@@ -432,15 +432,25 @@ final class LV2LogOwner: @unchecked Sendable {
         let urids = LV2URIDTable.shared
         let kind = type == urids.map(LV2URI.logError) ? "error" : type == urids.map(LV2URI.logWarning) ? "warning"
             : type == urids.map(LV2URI.logTrace) ? "trace" : "note"
-        return "agraph: lv2 node '\(nodeID)': \(kind): \(text.trimmingCharacters(in: .whitespacesAndNewlines))\n"
+        return "agraph: lv2 node '\(nodeID)': \(kind): \(text.trimmingCharacters(in: .whitespacesAndNewlines))"
     }
+}
+
+/// Where LV2 plugins' log messages go. [any thread]
+public enum LV2Log {
+    /// Takes each message (one line: `agraph: lv2 node 'eq': warning:
+    /// text`); nil (the default) prints it on stderr. Called on the thread
+    /// that logged, or the worker thread for messages logged on the audio
+    /// thread. [set on the main thread before rendering]
+    nonisolated(unsafe) public static var handler: (@Sendable (String) -> Void)?
 }
 
 /// [any thread but the audio thread] A plugin's message, printed on stderr.
 let lv2LogSink: @convention(c) (UnsafeMutableRawPointer?, LV2_URID, UnsafePointer<CChar>?) -> Void = { owner, type, text in
     guard let owner, let text else { return }
     let o = Unmanaged<LV2LogOwner>.fromOpaque(owner).takeUnretainedValue()
-    FileHandle.standardError.write(LV2LogOwner.line(o.nodeID, type, String(cString: text)).data(using: .utf8) ?? Data())
+    let line = LV2LogOwner.line(o.nodeID, type, String(cString: text))
+    if let handler = LV2Log.handler { handler(line) } else { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 }
 
 /// [main-thread] lilv asks a port's value while saving state.

@@ -13,6 +13,24 @@ final class CheckPluginLV2Tests: XCTestCase {
         return (r.status, r.stdout, r.stderr)
     }
 
+    /// `agraph nodes lv2` lists installed plugins with their ports;
+    /// `agraph nodes lv2:URI` describes one like any node type; an unknown
+    /// URI names LV2_PATH.
+    func testNodesListsAndDescribesLV2Plugins() throws {
+        let amp = "http://plugin.org.uk/swh-plugins/amp"
+        let listed = try agraph(["nodes", "lv2"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        try XCTSkipUnless(listed.stdout.contains(amp), "swh-lv2 is not installed")
+        XCTAssertTrue(listed.stdout.contains("Simple amplifier <\(amp)>\n      audio 1 in, 1 out; 1 parameter, 0 readings"), listed.stdout)
+        let one = try agraph(["nodes", "lv2:" + amp])
+        XCTAssertEqual(one.status, 0, one.stderr)
+        XCTAssertTrue(one.stdout.contains("gain: number, -70…70, default 0, live"), one.stdout)
+        XCTAssertTrue(one.stdout.contains("audio inputs (in): input (Input)"), one.stdout)
+        let unknown = try agraph(["nodes", "lv2:http://plugin.org.uk/swh-plugins/ampp"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.stderr.contains("LV2_PATH=") && unknown.stderr.contains("did you mean \"\(amp)\""), unknown.stderr)
+    }
+
     func testAPluginFromDebianPasses() throws {
         let amp = "http://plugin.org.uk/swh-plugins/amp"
         let listed = try agraph(["nodes", "lv2"])

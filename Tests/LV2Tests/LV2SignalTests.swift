@@ -123,6 +123,29 @@ final class LV2SignalTests: XCTestCase {
         XCTAssertNotEqual(out[20 * 256 + 10], reference[20 * 256 + 10], "the first block after the change is changed")
     }
 
+    /// SWH's sidechain compressor: the `sidechain` port drives the gain
+    /// reduction. A −20 dBFS tone keyed by silence passes untouched; keyed
+    /// by a 0 dBFS tone it is pulled down.
+    func testASidechainInputDrivesTheCompressor() throws {
+        try LV2Plugins.require(LV2Plugins.sidechainCompressor)
+        func level(key: Double?) throws -> Double {
+            let keySource = key.map { #""type": "test-tone", "params": {"frequency": 200, "level": \#($0), "channels": 1, "duration": 1}"# }
+                ?? #""type": "test-tone", "params": {"waveform": "silence", "channels": 1, "duration": 1}"#
+            let json = """
+                {"format": "agraph/1", "sampleRate": 48000,
+                 "nodes": [{"id": "src", \(tone(1000, level: -20))},
+                           {"id": "key", \(keySource)},
+                           {"id": "fx", "type": "lv2", "params": {"uri": "\(LV2Plugins.sidechainCompressor)", "threshold": -30, "ratio": 10, "attack": 2, "release": 50}},
+                           {"id": "cap", "type": "capture"}],
+                 "links": [{"from": "src", "to": "fx:in"}, {"from": "key", "to": "fx:sidechain"}, {"from": "fx", "to": "cap"}]}
+                """
+            let out = try renderLV2(json, frames: 48000).samples[0]
+            return SignalAnalysis.sineLevelDBFS(out[24000..<48000])
+        }
+        XCTAssertEqual(try level(key: nil), -20, accuracy: 0.1, "no key: no reduction")
+        XCTAssertLessThan(try level(key: 0), -30, "a loud key: the tone is pulled down by the sidechain")
+    }
+
     /// Thousands of blocks through a per-channel amplifier and a stereo MDA
     /// delay (odd block sizes), with live changes: no allocation on the
     /// rendering thread.

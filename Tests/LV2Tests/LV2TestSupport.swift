@@ -12,7 +12,7 @@ enum LV2Plugins {
     static let delay = "http://plugin.org.uk/swh-plugins/delay_n"
     static let nodelay = "http://gareus.org/oss/lv2/nodelay"
     static let mdaDelay = "http://drobilla.net/plugins/mda/Delay"
-    static let stateful = "http://gareus.org/oss/lv2/balance"
+    static let sidechainCompressor = "http://plugin.org.uk/swh-plugins/sc2"
 
     /// Skips unless the plugins are installed.
     static func require(_ uris: String...) throws {

@@ -26,6 +26,9 @@ final class LV2WorkerTests: XCTestCase {
                          [ a lv2:ControlPort , lv2:OutputPort ; lv2:index 2 ; lv2:symbol "other" ; lv2:name "Off the run thread" ] .
             """.write(toFile: bundle + "/manifest.ttl", atomically: true, encoding: .utf8)
         LV2World.shared.loadBundle(bundle)
+        let messages = Locked<[String]>([])
+        LV2Log.handler = { line in messages.withLock { $0.append(line) } }
+        defer { LV2Log.handler = nil }
 
         let json = lv2Graph(source: tone(1000, level: -20), params: #"{"uri": "urn:audiograph:test:worker"}"#)
         var others: [Double] = []
@@ -42,5 +45,10 @@ final class LV2WorkerTests: XCTestCase {
         }
         XCTAssertGreaterThan(levels[0], 0, "the probe's work was answered before the first block")
         XCTAssertEqual(Set(others), [1], "work ran on another thread than run, every time")
+        // LV2 log: a message from instantiate (main thread) at once, one from
+        // run (the audio thread) queued and printed off it.
+        let logged = messages.withLock { $0 }
+        XCTAssertTrue(logged.contains("agraph: lv2 node 'fx': note: instantiated at 48000 Hz"), "\(logged)")
+        XCTAssertTrue(logged.contains("agraph: lv2 node 'fx': note: run number 3"), "\(logged)")
     }
 }

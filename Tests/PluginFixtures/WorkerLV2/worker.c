@@ -8,6 +8,7 @@
 #include <lv2/core/lv2.h>
 #include <lv2/worker/worker.h>
 #include <lv2/urid/urid.h>
+#include <lv2/log/log.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ typedef struct {
     float *out;
     float *other;
     LV2_Worker_Schedule *schedule;
+    LV2_Log_Log *log;
+    LV2_URID note;
     uint32_t runs;
     float last;
     pthread_t run_thread;
@@ -32,7 +35,13 @@ static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *
     Fixture *s = calloc(1, sizeof(Fixture));
     for (int i = 0; features && features[i]; i++) {
         if (!strcmp(features[i]->URI, LV2_WORKER__schedule)) s->schedule = (LV2_Worker_Schedule *)features[i]->data;
+        if (!strcmp(features[i]->URI, LV2_LOG__log)) s->log = (LV2_Log_Log *)features[i]->data;
+        if (!strcmp(features[i]->URI, LV2_URID__map)) {
+            LV2_URID_Map *map = (LV2_URID_Map *)features[i]->data;
+            s->note = map->map(map->handle, LV2_LOG__Note);
+        }
     }
+    if (s->log) s->log->printf(s->log->handle, s->note, "instantiated at %d Hz\n", (int)rate);
     if (!s->schedule) { free(s); return NULL; }
     s->off_thread = 1;
     return s;
@@ -50,6 +59,7 @@ static void run(LV2_Handle h, uint32_t n) {
     s->run_thread = pthread_self();
     s->runs++;
     uint32_t number = s->runs;
+    if (s->log && number == 3) s->log->printf(s->log->handle, s->note, "run number %u\n", number);
     s->schedule->schedule_work(s->schedule->handle, sizeof number, &number);
     for (uint32_t i = 0; i < n; i++) s->out[i] = s->last;
     if (s->other) *s->other = (s->works > 0 && s->off_thread) ? 1.0f : 0.0f;
