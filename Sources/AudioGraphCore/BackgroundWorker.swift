@@ -20,6 +20,10 @@ public final class BackgroundWorker: @unchecked Sendable {
     private let jobs: [any BackgroundJob]
     /// One wake-up per thread (`wake` signals each).
     private let wakeups: [Wakeup]
+    /// Per thread: whether it has a job that is not `OnDemandJob` (woken
+    /// after every block), else its on-demand jobs (woken when one has work).
+    private let alwaysWake: ContiguousArray<Bool>
+    private let onDemand: ContiguousArray<ContiguousArray<any OnDemandJob>>
     private let progress = Wakeup()
     private let stopping = Atomic<Bool>(false)
     /// Threads in `waitUntilReady`: the workers signal progress only then,
@@ -33,7 +37,15 @@ public final class BackgroundWorker: @unchecked Sendable {
     public init(jobs: [any BackgroundJob], idleTimeout: Double = 0.005) {
         self.jobs = jobs
         self.idleTimeout = idleTimeout
-        wakeups = (0..<min(jobs.count, Self.maxThreads)).map { _ in Wakeup() }
+        let threads = min(jobs.count, Self.maxThreads)
+        wakeups = (0..<threads).map { _ in Wakeup() }
+        var always = ContiguousArray(repeating: false, count: threads)
+        var demand = ContiguousArray(repeating: ContiguousArray<any OnDemandJob>(), count: threads)
+        for (i, job) in jobs.enumerated() {
+            if let d = job as? OnDemandJob { demand[i % threads].append(d) } else { always[i % threads] = true }
+        }
+        alwaysWake = always
+        onDemand = demand
     }
 
     deinit { stop() }
@@ -83,9 +95,19 @@ public final class BackgroundWorker: @unchecked Sendable {
     public func wake() {
         var k = 0
         while k < wakeups.count {
-            wakeups[k].signal()
+            if alwaysWake[k] || Self.anyHasWork(onDemand[k]) { wakeups[k].signal() }
             k += 1
         }
+    }
+
+    @inline(__always)
+    private static func anyHasWork(_ jobs: ContiguousArray<any OnDemandJob>) -> Bool {
+        var i = 0
+        while i < jobs.count {
+            if jobs[i].hasWork { return true }
+            i += 1
+        }
+        return false
     }
 
     /// Blocks until every job can run `frames` frames. [control-thread, offline only]

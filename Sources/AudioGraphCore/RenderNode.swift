@@ -140,6 +140,15 @@ public protocol FillTargeting: AnyObject {
     var targetFill: Int { get }
 }
 
+/// A job that has work only now and then (an LV2 plugin's scheduled work,
+/// its log messages): the engine wakes its thread after a block only when
+/// `hasWork`, not after every block (each wake-up of a worker thread costs
+/// the audio thread a futex call; the thread's idle timer still runs it).
+public protocol OnDemandJob: BackgroundJob {
+    /// Whether `service` has something to do. [audio-thread; realtime-safe: atomics only]
+    var hasWork: Bool { get }
+}
+
 /// A node that decodes media: it counts the frames it found damaged and
 /// concealed (played as silence or by the decoder's own concealment).
 /// [any thread]

@@ -43,7 +43,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     private let latencyPort: Int?
     private let currentLatency = Atomic<Int>(0)
     /// Set by the audio thread when the latency port changed; the job reports it.
-    let latencyChanged = Atomic<Bool>(false)
+    let latencyFlag = LV2LatencyFlag()
     @exclusivity(unchecked) private var lastLatency = 0
 
     private var input: AudioBus?
@@ -167,8 +167,11 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         }
         readLatency()
         _ = (audioIn, sideIn, audioOut)
+        job.channels = ContiguousArray(workers.filter(\.hasWorker))
+        job.logs = ContiguousArray(featureSets.map(\.log))
+        job.latencyFlag = latencyFlag
         lastLatency = currentLatency.load(ordering: .relaxed)
-        latencyChanged.store(false, ordering: .relaxed)
+        latencyFlag.changed.store(false, ordering: .relaxed)
         connectAudio()
     }
 
@@ -312,7 +315,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
             if l != lastLatency {
                 lastLatency = l
                 currentLatency.store(l, ordering: .relaxed)
-                latencyChanged.store(true, ordering: .releasing)
+                latencyFlag.changed.store(true, ordering: .releasing)
             }
         }
         output.state = input.state
@@ -412,6 +415,11 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         guard let p = plugin.ports.first(where: { $0.symbol == symbol && $0.kind == .control && $0.isInput }) else { return }
         values[restoringInstance][p.index] = v
     }
+}
+
+/// Whether a node's latency port changed since the job last looked.
+final class LV2LatencyFlag: Sendable {
+    let changed = Atomic<Bool>(false)
 }
 
 /// A control output's latest value (Float bits). [audio-thread writes, any thread reads]

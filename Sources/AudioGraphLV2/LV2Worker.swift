@@ -118,8 +118,27 @@ let lv2Respond: @convention(c) (LV2_Worker_Respond_Handle?, UInt32, UnsafeRawPoi
 
 /// The node's work off the audio thread: the plugins' scheduled work, their
 /// log messages from the audio thread, and latency changes. [worker-thread]
-final class LV2Job: BackgroundJob, @unchecked Sendable {
+final class LV2Job: OnDemandJob, @unchecked Sendable {
     weak var node: LV2Node?
+    /// The node's worker channels and logs, for `hasWork` (set in prepare).
+    var channels: ContiguousArray<LV2WorkerChannel> = []
+    var logs: ContiguousArray<UnsafeMutablePointer<agraph_lv2_log>> = []
+    var latencyFlag: LV2LatencyFlag?
+
+    /// Scheduled work, queued log messages or a latency change. [audio-thread]
+    var hasWork: Bool {
+        var i = 0
+        while i < channels.count {
+            if channels[i].pending.load(ordering: .relaxed) != 0 { return true }
+            i += 1
+        }
+        i = 0
+        while i < logs.count {
+            if agraph_lv2_log_pending(logs[i]) != 0 { return true }
+            i += 1
+        }
+        return latencyFlag?.changed.load(ordering: .relaxed) ?? false
+    }
 
     /// [audio-thread] Nothing to do here: the engine wakes its worker after every block.
     @inline(__always)
@@ -130,7 +149,7 @@ final class LV2Job: BackgroundJob, @unchecked Sendable {
         var did = false
         for w in node.workers where w.hasWorker { did = w.service() || did }
         did = node.drainLog() || did
-        if node.latencyChanged.exchange(false, ordering: .acquiring) {
+        if node.latencyFlag.changed.exchange(false, ordering: .acquiring) {
             node.onLatencyChange?()
             did = true
         }

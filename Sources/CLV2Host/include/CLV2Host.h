@@ -40,6 +40,9 @@ void agraph_lv2_log_init(agraph_lv2_log *log, void *owner,
                          void (*sink)(void *owner, LV2_URID type, const char *text),
                          int (*is_audio_thread)(void));
 
+/// Whether messages are queued. [any thread, realtime-safe]
+int agraph_lv2_log_pending(agraph_lv2_log *log);
+
 /// Takes the oldest queued message: its type and text (copied into `text`,
 /// AGRAPH_LV2_LOG_TEXT bytes). Returns 0 when none is queued.
 /// [one consumer thread, never the audio thread]
