@@ -120,7 +120,8 @@ struct LV2Bench: ParsableCommand {
         // 2. AudioGraph offline: engine.render per block, the chain and cut-down graphs that
         // say where the host's time goes (the file's reader job, the engine's worker wake-ups).
         for variant in OfflineVariant.allCases {
-            switch offlineBlockTimes(json: Self.graphJSON(wav: wav, variant: variant), directory: dir, frames: period, blocks: blocks) {
+            switch offlineBlockTimes(json: Self.graphJSON(wav: wav, variant: variant), directory: dir, frames: period, blocks: blocks,
+                                     startWorker: variant.worker) {
             case .success(let t):
                 results.offlineVariants.append((variant, t))
                 print("  AudioGraph engine.render (offline), \(variant.rawValue): " + t.summary)
@@ -307,8 +308,8 @@ struct LV2Bench: ParsableCommand {
     }
 
     /// AudioGraph as `agraph run` runs it (RunningGraph on the server, Options.measureCycles),
-    /// measured like `agraph-bench live`'s rows. Every plugin parameter is set again once the
-    /// graph runs (see the note: the lv2 node is silent live until a parameter is set).
+    /// measured like `agraph-bench live`'s rows; the note says the output's peak (the chain's
+    /// output is about -10 dBFS: silence would mean the plugins ran on nothing).
     func runAgraphLive(json: String, directory: String, server: String, window: Window) -> LiveRow {
         let name = "AudioGraph (agraph run): file → lv2 ×4 → jack-out"
         let binder = JACKPortBinder()
@@ -330,24 +331,7 @@ struct LV2Bench: ParsableCommand {
         }
         defer { live.stop() }
         func outputPeak() -> Double { live.status().peaks.map(\.dBFS).max() ?? -.infinity }
-        usleep(700_000)
-        let before = outputPeak()
         var notes: [String] = []
-        do {
-            for p in Self.chain {
-                let d = try LV2World.shared.describe(p.uri)
-                for v in p.values {
-                    let address = "\(p.id).\(v.symbol)"
-                    if d.controlInputs.first(where: { $0.symbol == v.symbol })?.isToggle == true {
-                        try live.set(address, word: v.value >= 0.5 ? "true" : "false")
-                    } else {
-                        try live.set(address, Double(v.value))
-                    }
-                }
-            }
-        } catch {
-            notes.append("setting the parameters again failed: \(error)")
-        }
         var peak = -Double.infinity
         var row = window.measure(
             name: name, pid: "self",
@@ -361,7 +345,6 @@ struct LV2Bench: ParsableCommand {
         let s = live.status()
         if s.serverGone { notes.insert("FAILED: server gone", at: 0) }
         if s.underruns > 0 { notes.append("\(s.underruns) underruns") }
-        if !(before > -60) { notes.append("output peak \(formatFixed(before, 1)) dBFS before the parameters were set again") }
         notes.append("output peak \(formatFixed(peak, 1)) dBFS while measured")
         if !row.note.isEmpty { notes.insert(row.note, at: 0) }
         row.note = notes.joined(separator: "; ")
@@ -434,6 +417,11 @@ struct LV2Bench: ParsableCommand {
             print("host overhead, offline (engine.render mean vs plugins' run mean): \(formatFixed(ov, 1)) % "
                   + "(\(formatFixed(o.mean - p.mean, 2)) µs/cycle); aim < 10 %: \(ov < 10 ? "met" : "NOT met")")
         }
+        if let p = plugins, let o = r.offlineVariants.first(where: { $0.0 == .tonePluginsIdle })?.1 {
+            let ov = (o.mean - p.mean) / p.mean * 100, ovm = (o.median - p.median) / p.median * 100
+            print("host overhead, offline, test-tone source and the worker threads not started (no wake-ups after each block): "
+                  + "mean \(formatFixed(ov, 1)) %, median \(formatFixed(ovm, 1)) % (\(formatFixed(o.mean - p.mean, 2)) µs/cycle)")
+        }
         if let p = plugins, let a = r.liveAgraph, !a.callback.isEmpty {
             let t = LV2Timing(a.callback.map(UInt64.init))
             let ov = (t.median - p.median) / p.median * 100
@@ -460,11 +448,14 @@ struct LV2Bench: ParsableCommand {
 enum OfflineVariant: String, CaseIterable {
     case chain = "file → lv2 ×4 → jack-out"
     case tonePlugins = "test-tone → lv2 ×4 → jack-out"
+    case tonePluginsIdle = "the same, the engine's worker threads not started"
     case fileOnly = "file → jack-out (no plugins)"
     case toneOnly = "test-tone → jack-out (no plugins, no worker)"
 
     var fileSource: Bool { self == .chain || self == .fileOnly }
-    var plugins: Bool { self == .chain || self == .tonePlugins }
+    var plugins: Bool { self == .chain || self == .tonePlugins || self == .tonePluginsIdle }
+    /// Whether the engine's worker threads run (woken after every block: a semaphore post each).
+    var worker: Bool { self != .tonePluginsIdle }
 }
 
 /// Results of the rows, in µs.
@@ -814,7 +805,10 @@ final class RawLV2Client: @unchecked Sendable {
 
 /// engine.render(frames:) timed per block (the file reader's worker serviced
 /// between blocks, not timed), after 2000 warm-up blocks; buses sized as live.
-func offlineBlockTimes(json: String, directory: String, frames: Int, blocks: Int) -> Result<LV2Timing, BenchError> {
+/// `startWorker` false: the engine's worker threads are not started, so its
+/// wake-up after each block posts a semaphore nobody waits on (the graph must
+/// have no fed source then, and its plugins no scheduled work).
+func offlineBlockTimes(json: String, directory: String, frames: Int, blocks: Int, startWorker: Bool = true) -> Result<LV2Timing, BenchError> {
     let binder = JACKPortBinder()
     let graph: ValidatedGraph
     switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "lv2.json", directory: directory) {
@@ -826,14 +820,14 @@ func offlineBlockTimes(json: String, directory: String, frames: Int, blocks: Int
         return .failure(BenchError(message: "compile: \(error)"))
     }
     let engine = compiled.engine
-    engine.worker.start()
+    if startWorker { engine.worker.start() }
     defer {
-        engine.worker.stop()
+        if startWorker { engine.worker.stop() }
         _ = engine.worker.finishJobs(completed: false)
     }
     var times = [UInt64](repeating: 0, count: blocks)
     for b in -2000..<blocks {
-        engine.worker.waitUntilReady(frames: frames)
+        if startWorker { engine.worker.waitUntilReady(frames: frames) }
         let t0 = MonotonicClock.nanoseconds()
         engine.render(frames: frames)
         let t1 = MonotonicClock.nanoseconds()
