@@ -49,6 +49,7 @@ struct LV2Bench: ParsableCommand {
     @Option(help: "Seconds measured per live row (after warm-up).") var seconds: Double = 10
     @Option(help: "Warm-up seconds before each live row.") var warmup: Double = 1
     @Option(help: "ecasound offline runs (the best is kept).") var runs: Int = 3
+    @Option(help: "Rounds of the in-process and offline rows (each row keeps its best round).") var rounds: Int = 5
     @Flag(help: "Skip the live (JACK) rows.") var noLive = false
     @Flag(help: "Skip ecasound even when installed.") var noExternal = false
 
@@ -72,6 +73,7 @@ struct LV2Bench: ParsableCommand {
         if !(seconds >= 1 && seconds <= 600) { throw ValidationError("--seconds must be in [1, 600]") }
         if !(warmup >= 0 && warmup <= 60) { throw ValidationError("--warmup must be in [0, 60]") }
         if !(1...20).contains(runs) { throw ValidationError("--runs must be in 1…20") }
+        if !(1...50).contains(rounds) { throw ValidationError("--rounds must be in 1…50") }
     }
 
     func run() throws {
@@ -104,33 +106,40 @@ struct LV2Bench: ParsableCommand {
 
         var results = LV2BenchResults()
 
-        // 1. The plugins' own run calls, raw lilv, hot.
+        // 1 and 2, in rounds (the machine's load changes: each row keeps its best round):
+        // 1. the plugins' own run calls, raw lilv, hot; 2. AudioGraph offline: engine.render
+        // per block, the chain and cut-down graphs that say where the host's time goes.
+        let raw: RawLV2Chain
         do {
-            let raw = try RawLV2Chain(chain: Self.chain, descriptions: descriptions, sampleRate: Double(Self.sampleRate),
-                                      maxFrames: period)
-            results.plugins = raw.timeBlocks(signal: signal, frames: period, blocks: blocks)
-            results.perPlugin = raw.timeStages(signal: signal, frames: period, blocks: blocks)
-            print("  plugins' run (raw lilv, in-process): " + results.plugins!.summary)
+            raw = try RawLV2Chain(chain: Self.chain, descriptions: descriptions, sampleRate: Double(Self.sampleRate), maxFrames: period)
         } catch {
             print("  plugins' run (raw lilv): FAILED: \(error)")
             throw ExitCode.failure
         }
-        fflush(nil)
-
-        // 2. AudioGraph offline: engine.render per block, the chain and cut-down graphs that
-        // say where the host's time goes (the file's reader job, the engine's worker wake-ups).
-        for variant in OfflineVariant.allCases {
-            switch offlineBlockTimes(json: Self.graphJSON(wav: wav, variant: variant), directory: dir, frames: period, blocks: blocks,
-                                     startWorker: variant.worker) {
-            case .success(let t):
-                results.offlineVariants.append((variant, t))
-                print("  AudioGraph engine.render (offline), \(variant.rawValue): " + t.summary)
-            case .failure(let e):
-                print("  AudioGraph engine.render (offline), \(variant.rawValue): FAILED: \(e.message)")
-                if variant == .chain { throw ExitCode.failure }
+        var rawRounds: [LV2Timing] = []
+        var stageRounds: [[(String, LV2Timing)]] = []
+        var variantRounds: [OfflineVariant: [LV2Timing]] = [:]
+        for round in 1...rounds {
+            rawRounds.append(raw.timeBlocks(signal: signal, frames: period, blocks: blocks))
+            stageRounds.append(raw.timeStages(signal: signal, frames: period, blocks: blocks))
+            var line = "  round \(round): plugins' run mean \(formatFixed(rawRounds.last!.mean, 2)) µs; engine.render mean:"
+            for variant in OfflineVariant.allCases {
+                switch offlineBlockTimes(json: Self.graphJSON(wav: wav, variant: variant), directory: dir, frames: period, blocks: blocks,
+                                         startWorker: variant.worker) {
+                case .success(let t):
+                    variantRounds[variant, default: []].append(t)
+                    line += " \(variant.shortName) \(formatFixed(t.mean, 2))"
+                case .failure(let e):
+                    print("  AudioGraph engine.render (offline), \(variant.rawValue): FAILED: \(e.message)")
+                    throw ExitCode.failure
+                }
             }
+            print(line)
             fflush(nil)
         }
+        results.plugins = LV2Timing.best(rawRounds)
+        results.perPlugin = stageRounds[0].indices.map { i in (stageRounds[0][i].0, LV2Timing.best(stageRounds.map { $0[i].1 })) }
+        results.offlineVariants = OfflineVariant.allCases.map { ($0, LV2Timing.best(variantRounds[$0]!)) }
 
         // 3. ecasound offline: CPU of the long file minus CPU of a 1 s file (its start-up:
         // lilv loading the world, instantiating), per block of the difference.
@@ -368,6 +377,7 @@ struct LV2Bench: ParsableCommand {
             return (a >= b ? "+" : "") + formatFixed((a - b) / b * 100, 1) + " %"
         }
         let w = 58
+        print("rows 1 and 2: the best of \(rounds) rounds of \(blocks) blocks (each figure its minimum over the rounds)")
         print("period \(period) frames at \(Self.sampleRate) Hz (\(formatFixed(Double(period) / Double(Self.sampleRate) * 1e3, 2)) ms); µs per cycle")
         print(l("row", w) + rt("median", 9) + rt("p99", 9) + rt("mean", 9) + rt("proc CPU", 10) + rt("xruns", 7) + "  vs plugins' run")
         print(String(repeating: "-", count: w + 9 * 3 + 10 + 7 + 18))
@@ -452,6 +462,16 @@ enum OfflineVariant: String, CaseIterable {
     case fileOnly = "file → jack-out (no plugins)"
     case toneOnly = "test-tone → jack-out (no plugins, no worker)"
 
+    var shortName: String {
+        switch self {
+        case .chain: "chain"
+        case .tonePlugins: "tone+plugins"
+        case .tonePluginsIdle: "tone+plugins(no worker)"
+        case .fileOnly: "file only"
+        case .toneOnly: "tone only"
+        }
+    }
+
     var fileSource: Bool { self == .chain || self == .fileOnly }
     var plugins: Bool { self == .chain || self == .tonePlugins || self == .tonePluginsIdle }
     /// Whether the engine's worker threads run (woken after every block: a semaphore post each).
@@ -487,6 +507,17 @@ struct LV2Timing {
         median = at(50)
         p99 = at(99)
         mean = s.isEmpty ? .nan : Double(s.reduce(0, +)) / Double(s.count) / 1000
+    }
+
+    /// The best of several rounds: each figure's minimum.
+    static func best(_ rounds: [LV2Timing]) -> LV2Timing {
+        var b = rounds[0]
+        for r in rounds.dropFirst() {
+            b.median = min(b.median, r.median)
+            b.p99 = min(b.p99, r.p99)
+            b.mean = min(b.mean, r.mean)
+        }
+        return b
     }
 
     var summary: String {
