@@ -302,8 +302,14 @@ struct LV2Bench: ParsableCommand {
         print("  \(results.liveRaw!.name): \(liveSummary(results.liveRaw!))")
         fflush(nil)
 
-        results.liveAgraph = runAgraphLive(json: Self.graphJSON(wav: wav), directory: dir, server: name, window: window)
+        results.liveAgraph = runAgraphLive(name: "AudioGraph (agraph run): file → lv2 ×4 → jack-out",
+                                           json: Self.graphJSON(wav: wav), directory: dir, server: name, window: window)
         print("  \(results.liveAgraph!.name): \(liveSummary(results.liveAgraph!))")
+        fflush(nil)
+        results.liveAgraphTone = runAgraphLive(name: "AudioGraph (agraph run): test-tone → lv2 ×4 → jack-out",
+                                               json: Self.graphJSON(wav: wav, variant: .tonePlugins), directory: dir, server: name,
+                                               window: window)
+        print("  \(results.liveAgraphTone!.name): \(liveSummary(results.liveAgraphTone!))")
         fflush(nil)
 
         if let ecasound {
@@ -319,8 +325,7 @@ struct LV2Bench: ParsableCommand {
     /// AudioGraph as `agraph run` runs it (RunningGraph on the server, Options.measureCycles),
     /// measured like `agraph-bench live`'s rows; the note says the output's peak (the chain's
     /// output is about -10 dBFS: silence would mean the plugins ran on nothing).
-    func runAgraphLive(json: String, directory: String, server: String, window: Window) -> LiveRow {
-        let name = "AudioGraph (agraph run): file → lv2 ×4 → jack-out"
+    func runAgraphLive(name: String, json: String, directory: String, server: String, window: Window) -> LiveRow {
         let binder = JACKPortBinder()
         let graph: ValidatedGraph
         switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "lv2.json", directory: directory) {
@@ -409,6 +414,7 @@ struct LV2Bench: ParsableCommand {
             print(l("    its run calls alone", w) + rt(us(runs.median), 9) + rt(us(runs.p99), 9) + rt(us(runs.mean), 9))
         }
         liveRow("4 AudioGraph live, agraph run (callback)", r.liveAgraph, plugins)
+        liveRow("    the same with test-tone as the source", r.liveAgraphTone, plugins)
         if let e = r.ecasoundChain {
             print(l("5 ecasound offline -o:null (CPU per block)", w) + rt("-", 9) + rt("-", 9) + rt(us(e), 9) + rt("-", 10) + rt("-", 7)
                   + "  mean " + pct(e, plugins?.mean))
@@ -489,6 +495,7 @@ struct LV2BenchResults {
     var liveRaw: LiveRow?
     var liveRawRuns: LV2Timing?
     var liveAgraph: LiveRow?
+    var liveAgraphTone: LiveRow?
     var liveEcasound: LiveRow?
 }
 
