@@ -36,11 +36,14 @@ struct LV2Bench: ParsableCommand {
             Rows: (1) the plugins' lilv_instance_run calls in a raw lilv loop in this process (URID map/unmap, \
             options, bounded block length given), each 128-frame block timed with CLOCK_MONOTONIC around the \
             five run calls, hot; (2) AudioGraph offline: engine.render per block (file → lv2 ×4 → jack-out \
-            unbound), timed per block; (3) the raw loop inside a plain JACK client's process callback on a dummy \
-            jackd (-p 128): the plugins' cost when woken once per period; (4) AudioGraph live as `agraph run` \
-            (RunningGraph, Options.measureCycles) on the same jackd; (5) ecasound offline \
-            (-f:f32_le,2,48000 -b:128 -i:WAV -elv2:… ×4 -o:null), CPU (getrusage of the child: user+system) per \
-            128-frame block, and the same without the plugins; (6) ecasound live (-o:jack) on the same jackd: \
+            unbound), timed per block, and cut-down graphs (test-tone source; the engine's worker threads not \
+            started; no plugins); rows 1 and 2 in --rounds rounds, each figure its best round; (3) the raw loop \
+            inside a plain JACK client's process callback on a dummy jackd (-p 128): the plugins' cost when woken \
+            once per period; (4) AudioGraph live as `agraph run` (RunningGraph, Options.measureCycles) on the \
+            same jackd, with the file and with test-tone as the source; (5) ecasound offline \
+            (-f:f32_le,2,48000 -b:128 -i:WAV -elv2:… ×4 -o:null), CPU (getrusage of the child: user+system) of \
+            the long input minus a 1 s input (its start-up), per 128-frame block, LV2_PATH set to the chain's \
+            four bundles; and the same without the plugins; (6) ecasound live (-o:jack) on the same jackd: \
             process CPU per cycle. Host overhead = (AudioGraph cycle − plugins' run) / plugins' run.
             """)
 
@@ -538,8 +541,8 @@ func formatG(_ v: Float) -> String {
 }
 
 /// The test signal: one second of 440 Hz left, 660 Hz right at -12 dBFS peak
-/// (whole cycles, so it loops without a click).
-struct LV2BenchSignal {
+/// (whole cycles, so it loops without a click). [main-thread; `copy` any thread]
+final class LV2BenchSignal: @unchecked Sendable {
     let frames: Int
     let left: UnsafeMutablePointer<Float>
     let right: UnsafeMutablePointer<Float>
@@ -553,6 +556,11 @@ struct LV2BenchSignal {
             left[i] = Float(a * sin(2 * Double.pi * 440 * Double(i) / Double(sampleRate)))
             right[i] = Float(a * sin(2 * Double.pi * 660 * Double(i) / Double(sampleRate)))
         }
+    }
+
+    deinit {
+        left.deallocate()
+        right.deallocate()
     }
 
     /// Copies `n` frames starting at `offset` (wrapping) into two buffers.
@@ -605,6 +613,8 @@ final class RawLV2Chain: @unchecked Sendable {
     let buffers: [UnsafeMutablePointer<Float>]
     private var controls: [UnsafeMutablePointer<Float>] = []
     private var keep: [UnsafeMutableRawPointer] = []
+    /// The features' URI strings (strdup: free) and structs (deallocate), in pairs.
+    private var featureMemory: [UnsafeMutableRawPointer] = []
     private let features: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
 
     init(chain: [LV2BenchPlugin], descriptions: [LV2PluginDescription], sampleRate: Double, maxFrames: Int) throws {
@@ -639,9 +649,11 @@ final class RawLV2Chain: @unchecked Sendable {
         ]
         features = .allocate(capacity: list.count + 1)
         for (i, (uri, data)) in list.enumerated() {
+            let u = strdup(uri)!
             let f = UnsafeMutablePointer<LV2_Feature>.allocate(capacity: 1)
-            f.initialize(to: LV2_Feature(URI: UnsafePointer(strdup(uri)!), data: data))
+            f.initialize(to: LV2_Feature(URI: UnsafePointer(u), data: data))
             features[i] = UnsafePointer(f)
+            featureMemory += [UnsafeMutableRawPointer(u), UnsafeMutableRawPointer(f)]
         }
         features[list.count] = nil
         keep = [values, UnsafeMutableRawPointer(options)]
@@ -692,6 +704,10 @@ final class RawLV2Chain: @unchecked Sendable {
         for c in controls { c.deallocate() }
         for b in buffers { b.deallocate() }
         for k in keep { k.deallocate() }
+        for (i, m) in featureMemory.enumerated() {
+            if i % 2 == 0 { free(m) } else { m.deallocate() }
+        }
+        features.deallocate()
         lilv_world_free(world)
     }
 
