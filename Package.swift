@@ -333,6 +333,7 @@ let package = Package(
                 "AudioGraphJACK",
                 "AudioGraphOSC",
                 "CJack",
+                "CLilv",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/agraph-bench"

@@ -649,11 +649,12 @@ struct Window {
 
     /// Spawns `path args` with JACK_DEFAULT_SERVER=server, waits until a
     /// client named `clientPrefix…` has ports, warms up, measures its
-    /// process CPU; xruns and DSP load from the observer client.
+    /// process CPU; xruns and DSP load from the observer client. `env`: more
+    /// NAME=VALUE for the child.
     func measureExternal(name: String, path: String, args: [String], server: String, clientPrefix: String,
-                         observer: Observer, dir: String) -> LiveRow {
+                         observer: Observer, dir: String, env: [String] = []) -> LiveRow {
         let log = dir + "/\(clientPrefix).log"
-        guard let pid = spawnBackground(path, args, env: ["JACK_DEFAULT_SERVER=\(server)"], output: log) else {
+        guard let pid = spawnBackground(path, args, env: ["JACK_DEFAULT_SERVER=\(server)"] + env, output: log) else {
             return LiveRow(name: name, note: "FAILED: cannot start \(path)")
         }
         defer { terminate(pid) }
