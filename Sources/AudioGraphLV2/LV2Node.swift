@@ -37,6 +37,10 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     private let values: [UnsafeMutablePointer<Float>]
     /// By descriptor parameter index: the control (nil: `uri`, `instances`, `state`).
     private let controlByParameter: [LV2Control?]
+    /// The first instance's control input values as last set, by port
+    /// index (Float bits): what a state save reads beside `run` (the
+    /// plugin's own port memory is the audio thread's).
+    private let inputMirror: [PublishedValue]
     /// Control output ports: their indexes, and the published values (Float bits).
     private let outputPorts: [Int]
     private let published: [PublishedValue]
@@ -90,6 +94,10 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
             return v
         }
         controlByParameter = descriptor.parameters.map { p in controls.first { $0.parameter.name == p.name } }
+        inputMirror = (0..<max(portCount, 1)).map { _ in PublishedValue() }
+        for p in plugin.ports where p.kind == .control && p.isInput {
+            inputMirror[p.index].bits.store(values[0][p.index].bitPattern, ordering: .relaxed)
+        }
         outputPorts = plugin.controlOutputs.map(\.index)
         published = plugin.controlOutputs.map { _ in PublishedValue() }
         latencyPort = plugin.latencyPort?.index
@@ -180,7 +188,10 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     private let initial: [Int: Float]
 
     private func applyInitial(_ k: Int) {
-        for (port, v) in initial { values[k][port] = v }
+        for (port, v) in initial {
+            values[k][port] = v
+            if k == 0 { inputMirror[port].bits.store(v.bitPattern, ordering: .relaxed) }
+        }
     }
 
     private func connectControlAndOthers(_ k: Int) {
@@ -280,6 +291,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
             values[k][c.port] = v
             k += 1
         }
+        inputMirror[c.port].bits.store(v.bitPattern, ordering: .relaxed)
     }
 
     func render(frames: Int) {
@@ -408,12 +420,13 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
 
     fileprivate func portValue(symbol: String) -> Float? {
         guard let p = plugin.ports.first(where: { $0.symbol == symbol && $0.kind == .control && $0.isInput }) else { return nil }
-        return values[0][p.index]
+        return Float(bitPattern: inputMirror[p.index].bits.load(ordering: .relaxed))
     }
 
     fileprivate func setPortValue(symbol: String, _ v: Float) {
         guard let p = plugin.ports.first(where: { $0.symbol == symbol && $0.kind == .control && $0.isInput }) else { return }
         values[restoringInstance][p.index] = v
+        if restoringInstance == 0 { inputMirror[p.index].bits.store(v.bitPattern, ordering: .relaxed) }
     }
 }
 
