@@ -81,10 +81,17 @@ final class LatencyPublisher: @unchecked Sendable {
     func publish(_ new: LatencyPlan) { plan.withLock { $0 = new } }
 
     /// Sets our ports' latency ranges for `mode` from the plan and the
-    /// ranges JACK holds for the ports around them.
-    /// [JACK's notification thread]
+    /// ranges JACK holds for the ports around them. Reads the plan under
+    /// the lock `publish` replaces it under: the old plan is freed only
+    /// after a report that reads it is done (a copy taken out of the lock
+    /// would be ordered by Swift's reference counts alone, which
+    /// ThreadSanitizer cannot see in the uninstrumented runtime).
+    /// [JACK's notification thread; not the process thread]
     func report(mode: jack_latency_callback_mode_t) {
-        let p = plan.withLock { $0 }
+        plan.withLock { p in Self.report(p, mode: mode) }
+    }
+
+    private static func report(_ p: LatencyPlan, mode: jack_latency_callback_mode_t) {
         if mode == JackCaptureLatency {
             for o in p.outputs {
                 var r = jack_latency_range_t(min: 0, max: 0)
