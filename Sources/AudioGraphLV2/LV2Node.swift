@@ -339,7 +339,6 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
                 c += 1
             }
         }
-        job.wakeIfNeeded()
     }
 
     // MARK: latency, readings [any thread]

@@ -140,10 +140,6 @@ final class LV2Job: OnDemandJob, @unchecked Sendable {
         return latencyFlag?.changed.load(ordering: .relaxed) ?? false
     }
 
-    /// [audio-thread] Nothing to do here: the engine wakes its worker after every block.
-    @inline(__always)
-    func wakeIfNeeded() {}
-
     func service() -> Bool {
         guard let node else { return false }
         var did = false
