@@ -23,6 +23,16 @@ public final class FeedRing: @unchecked Sendable {
     private let flushPosition = Atomic<Int>(0)
     private let flushGeneration = Atomic<Int>(0)
     private var seenFlushGeneration = 0
+    /// Whether the stream keeps time through an underrun: the frames that
+    /// arrive too late are dropped when they come, so that frame `p` of the
+    /// stream still plays at the block it is due in (a source that follows
+    /// the JACK transport stays on the transport's frame). Off: an underrun
+    /// delays the rest of the stream by the silence played. [set: any
+    /// thread; read: audio-thread]
+    public let keepsTime = Atomic<Bool>(false)
+    /// Frames played as silence while keeping time, not yet dropped from
+    /// the ring; a flush clears the debt. [audio-thread]
+    private var owedFrames = 0
 
     /// - Parameters:
     ///   - capacityFrames: frames the ring holds.
@@ -85,6 +95,7 @@ public final class FeedRing: @unchecked Sendable {
         let generation = flushGeneration.load(ordering: .acquiring)
         guard generation != seenFlushGeneration else { return false }
         seenFlushGeneration = generation
+        owedFrames = 0
         let stale = flushPosition.load(ordering: .relaxed) &- ring.readPosition
         if stale > 0 { ring.discard(stale) }
         return true
@@ -96,7 +107,14 @@ public final class FeedRing: @unchecked Sendable {
         // Read the flag first: if it was set, everything before it is in the ring.
         let endSeen = ended.load(ordering: .acquiring)
         let want = frames < scratchFrames ? frames : scratchFrames
-        let available = ring.readable / channels
+        var available = ring.readable / channels
+        if owedFrames > 0 {
+            // Keeping time: what came too late was due in earlier blocks.
+            let late = owedFrames < available ? owedFrames : available
+            ring.discard(late * channels)
+            owedFrames -= late
+            available -= late
+        }
         let n = want < available ? want : available
         if n > 0 { ring.read(into: scratch, count: n * channels) }
         var c = 0
@@ -117,6 +135,7 @@ public final class FeedRing: @unchecked Sendable {
             if n < frames && !flushed {
                 underruns.add(1, ordering: .relaxed)
                 missingFrames.add(frames - n, ordering: .relaxed)
+                if keepsTime.load(ordering: .relaxed) { owedFrames += frames - n }
             }
             bus.state = BusState(validFrames: frames, ended: false)
         }

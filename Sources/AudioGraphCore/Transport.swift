@@ -38,7 +38,10 @@ public protocol TransportFollowing: AnyObject {
     /// The mode its `transport` parameter gives. [any thread]
     var transportMode: TransportMode { get }
     /// Moves the source to where transport frame `frame` is: buffered
-    /// audio is dropped and its reader restarts there. [control-thread]
+    /// audio is dropped and its reader restarts there. From its first
+    /// locate on, the source keeps the transport's time through an
+    /// underrun (`FeedRing.keepsTime`): audio that comes too late is
+    /// dropped, not played late. [control-thread]
     func locate(toTransportFrame frame: Int)
     /// Whether the last `locate` has been carried out and at least
     /// `frames` frames from there are buffered (or the stream ends

@@ -66,6 +66,7 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     /// Transport frame F plays the list as if it had played from its first
     /// item for F frames (`PlaylistJob.relocate`).
     public func locate(toTransportFrame frame: Int) {
+        feed?.keepsTime.store(true, ordering: .relaxed)
         job?.seeks.request(frame)
     }
 

@@ -101,6 +101,7 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
     /// the window when it loops and its end is known); past the end, the
     /// stream has ended. [control-thread]
     func locate(toTransportFrame frame: Int) {
+        feed?.keepsTime.store(true, ordering: .relaxed)
         job?.requestSeek(toSample: window.sample(forTransportFrame: frame))
     }
 

@@ -245,6 +245,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     /// node plays silence until moved back. [control-thread]
     func locate(toTransportFrame frame: Int) {
         guard let reader else { return }
+        feed?.keepsTime.store(true, ordering: .relaxed)
         let g = graphFrame(forTransportFrame: frame)
         let fileFrame = file.sampleRate == graphRate ? g : Int((Double(g) * file.sampleRate / graphRate).rounded(.down))
         reader.requestSeek(toFrame: file.isLengthKnown ? min(fileFrame, file.frames) : fileFrame)

@@ -28,6 +28,8 @@ void agraph_alloc_count_begin(void) {
     }
 }
 
+int agraph_alloc_count_active(void) { return thread_counting; }
+
 int64_t agraph_alloc_count_end(void) {
     if (thread_counting) {
         thread_counting = 0;

@@ -120,6 +120,48 @@ final class StreamRingTests: XCTestCase {
         XCTAssertEqual(feed.underruns.load(ordering: .relaxed), 1, "the end is no underrun")
     }
 
+    /// A stream that keeps time (a transport follower): the frames that
+    /// came too late are dropped when they arrive, so each frame still
+    /// plays in the block it was due in; a flush (a locate) clears the debt.
+    func testFeedRingThatKeepsTimeDropsWhatCameTooLate() {
+        let feed = FeedRing(channels: 1, capacityFrames: 256, maxFrames: 16)
+        feed.keepsTime.store(true, ordering: .relaxed)
+        let (pool, out) = bus(channels: 1, frames: 16)
+        _ = pool
+        let numbered = (0..<200).map { Float($0 + 1) }
+        feed.write(numbered, frames: 10)
+        feed.render(into: out, frames: 16)
+        XCTAssertEqual((0..<16).map { out.channel(0)[$0] }, (0..<10).map { Float($0 + 1) } + Array(repeating: 0, count: 6))
+        // Frames 10…15 were due in that block: they arrive late, with more.
+        numbered[10..<40].withUnsafeBufferPointer { feed.write($0.baseAddress!, frames: 30) }
+        feed.render(into: out, frames: 16)
+        XCTAssertEqual((0..<16).map { out.channel(0)[$0] }, (16..<32).map { Float($0 + 1) }, "block 2 plays frames 16…31")
+        // Owed frames beyond what is buffered stay owed.
+        feed.render(into: out, frames: 16)  // 8 buffered (32…39), 8 missing (40…47)
+        XCTAssertEqual((0..<8).map { out.channel(0)[$0] }, (32..<40).map { Float($0 + 1) })
+        numbered[40..<44].withUnsafeBufferPointer { feed.write($0.baseAddress!, frames: 4) }
+        feed.render(into: out, frames: 16)  // 40…43 came too late; 48…63 missing
+        XCTAssertEqual((0..<16).map { out.channel(0)[$0] }, Array(repeating: 0, count: 16))
+        numbered[44..<80].withUnsafeBufferPointer { feed.write($0.baseAddress!, frames: 36) }
+        feed.render(into: out, frames: 16)
+        XCTAssertEqual((0..<16).map { out.channel(0)[$0] }, (64..<80).map { Float($0 + 1) }, "back on time at frame 64")
+        XCTAssertEqual(feed.underruns.load(ordering: .relaxed), 3)
+        // A flush (a locate) starts over: nothing owed.
+        feed.render(into: out, frames: 16)  // owes 16
+        feed.flush()
+        numbered[100..<120].withUnsafeBufferPointer { feed.write($0.baseAddress!, frames: 20) }
+        feed.render(into: out, frames: 16)
+        XCTAssertEqual((0..<16).map { out.channel(0)[$0] }, (100..<116).map { Float($0 + 1) }, "from the located frame")
+
+        // Not keeping time (the default): the late frames play late.
+        let free = FeedRing(channels: 1, capacityFrames: 256, maxFrames: 16)
+        free.write(numbered, frames: 10)
+        free.render(into: out, frames: 16)
+        numbered[10..<40].withUnsafeBufferPointer { free.write($0.baseAddress!, frames: 30) }
+        free.render(into: out, frames: 16)
+        XCTAssertEqual((0..<16).map { out.channel(0)[$0] }, (10..<26).map { Float($0 + 1) })
+    }
+
     func testDrainRingCountsWhatDoesNotFit() {
         let drain = DrainRing(channels: 1, capacityFrames: 8, maxFrames: 8)
         let (pool, bus) = bus(channels: 1, frames: 8)

@@ -165,15 +165,16 @@ final class LV2SignalTests: XCTestCase {
         let engine = compiled.engine
         let sizes = [1, 7, 128, 512, 64, 333]
         for i in 0..<50 { engine.render(frames: sizes[i % sizes.count]) }
-        MallocCounter.beginThread()
-        MallocCounter.reset()
-        var mallocs = 0
-        for i in 0..<5000 {
-            // The set (parsing, queueing) is the control thread's work: not counted.
-            if i % 100 == 0 { try compiled.set("amp.gain", Double(-(i / 100 % 12))) }
-            let before = MallocCounter.total
-            engine.render(frames: sizes[i % sizes.count])
-            mallocs += MallocCounter.total - before
+        // The set (parsing, queueing) is the control thread's work: not counted.
+        let mallocs = try MallocCounter.count {
+            for i in 0..<5000 {
+                if i % 100 == 0 {
+                    MallocCounter.endThread()
+                    try compiled.set("amp.gain", Double(-(i / 100 % 12)))
+                    MallocCounter.beginThread()
+                }
+                engine.render(frames: sizes[i % sizes.count])
+            }
         }
         XCTAssertEqual(mallocs, 0, "allocations while rendering 5000 blocks through two LV2 nodes")
     }

@@ -23,6 +23,13 @@ class LiveTestCase: XCTestCase {
     private var niceBefore: Int32 = 0
 
     override func setUpWithError() throws {
+        // The live tests count JACK's process thread through the global
+        // total: a test thread an earlier test left counted would have its
+        // allocations (validating, waiting) blamed on the process thread.
+        if MallocCounter.isCountingThisThread {
+            MallocCounter.endThread()
+            XCTFail("an earlier test left the test thread's allocations counted (MallocCounter.beginThread without endThread)")
+        }
         dir = try TemporaryDirectory("agraph-\(type(of: self))")
         niceBefore = TestJACKServer.raiseThreadPriority()
     }

@@ -62,6 +62,23 @@ final class TransportLiveTests: LiveTestCase {
         return (runs, unknown)
     }
 
+    /// `runs` with those joined that a stretch of silence separates while
+    /// the source kept time through it (an underrun of a follower: it
+    /// plays on from the frame due, not from where it stopped): the source
+    /// frames advanced exactly as far as the recording did.
+    static func joiningUnderruns(_ runs: [Run]) -> [Run] {
+        var joined: [Run] = []
+        for r in runs {
+            if var p = joined.last, r.at > p.at + p.count, r.first - p.first == r.at - p.at {
+                p.count = r.at + r.count - p.at
+                joined[joined.count - 1] = p
+            } else {
+                joined.append(r)
+            }
+        }
+        return joined
+    }
+
     /// Whether `starts` are, in order, the first frames of some of `runs`.
     static func startsInOrder(_ runs: [Run], _ starts: [Int]) -> Bool {
         var k = 0
@@ -447,7 +464,10 @@ final class TransportLiveTests: LiveTestCase {
             for (c, name) in channels.enumerated() {
                 let check = Self.followsTransport(rec, channel: c, recorded: recorded)
                 XCTAssertEqual(check.problems, [], "\(name) against the transport, cycle by cycle")
-                let runs = Self.runs(rec.samples(c, 0..<recorded)).runs
+                // A follower's feeder may fall behind on a loaded machine:
+                // the silence it leaves keeps time (checked cycle by cycle
+                // above), so the runs join across it.
+                let runs = Self.joiningUnderruns(Self.runs(rec.samples(c, 0..<recorded)).runs)
                 if xruns == 0 {
                     XCTAssertEqual(runs.map(\.first), [200_000, 100_000], "\(name): from each located frame: \(runs)")
                     XCTAssertTrue(runs.allSatisfy { $0.count >= 24000 }, "\(name): \(runs)")

@@ -33,6 +33,9 @@ public enum MallocCounter {
     /// Stops counting the calling thread; its allocations so far stay in
     /// `total`. [that thread]
     public static func endThread() { _ = agraph_alloc_count_end() }
+    /// Whether the calling thread is counted (a `beginThread()` not yet
+    /// ended). [that thread]
+    public static var isCountingThisThread: Bool { agraph_alloc_count_active() != 0 }
     /// Allocations by counted threads since `reset()`. [any thread]
     public static var total: Int { Int(agraph_alloc_count_total()) }
     /// [any thread]

@@ -31,6 +31,9 @@ void agraph_alloc_count_begin(void);
 /** Stops counting; returns the calling thread's allocations since begin. [that thread] */
 int64_t agraph_alloc_count_end(void);
 
+/** 1 while the calling thread is counted (between begin and end). [that thread] */
+int agraph_alloc_count_active(void);
+
 /** Allocations by every counting thread since the last reset (for a test
  *  that counts on one thread, JACK's, and reads on another). [any thread] */
 int64_t agraph_alloc_count_total(void);
