@@ -93,6 +93,10 @@ public final class BackgroundWorker: @unchecked Sendable {
     /// builds, on the audio thread; RealtimeSafetyTests counts it.)
     @inline(__always)
     public func wake() {
+        // Local copies: no retain and release per element (`Engine.render`).
+        let wakeups = self.wakeups
+        let alwaysWake = self.alwaysWake
+        let onDemand = self.onDemand
         var k = 0
         while k < wakeups.count {
             if alwaysWake[k] || Self.anyHasWork(onDemand[k]) { wakeups[k].signal() }

@@ -86,14 +86,16 @@ public final class Engine: @unchecked Sendable {
     /// Per step: the node as a follower, when it follows.
     var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
     /// Whether any step follows the transport.
-    private(set) var anyFollower = false
+    @exclusivity(unchecked) private(set) var anyFollower = false
 
     /// While true, the steps that follow the host's transport
     /// (`setTransportFollowers`) are not rendered: their outputs are
     /// silence (running, not ended) and their streams stay where they are.
     /// A live host sets it before each `render` from its transport (JACK's
     /// stopped, starting, or not yet where the sources are). [audio-thread]
-    public var transportHeld = false
+    /// (Unchecked exclusivity: one thread at a time sets and reads it, and
+    /// a checked class `var` costs a runtime call per access.)
+    @exclusivity(unchecked) public var transportHeld = false
     private let lastValid = Atomic<Int>(0)
 
     /// Frames of real signal that reached the sinks in the last block: less
@@ -267,6 +269,16 @@ public final class Engine: @unchecked Sendable {
     /// order. `frames` above `maxFrames` is clamped. [audio-thread]
     public func render(frames: Int) {
         let n = frames < maxFrames ? frames : maxFrames
+        // Local copies of the arrays: calls through an element of a stored
+        // array pay a retain and release each (the optimizer cannot see that
+        // the opaque calls in the loop leave the array alone); through a
+        // local `let` they do not (checked in the assembly).
+        let pools = self.pools
+        let nodes = self.nodes
+        let delayLines = self.delayLines
+        let lineSteps = self.lineSteps
+        let sinkInputs = self.sinkInputs
+        let held = transportHeld && anyFollower
         var p = 0
         while p < pools.count {
             pools[p].setBlockFrames(n)
@@ -284,7 +296,7 @@ public final class Engine: @unchecked Sendable {
                 delayLines[d].render(frames: n)
                 d += 1
             }
-            if transportHeld && anyFollower && followers[i] {
+            if held && followers[i] {
                 hold(step: i, frames: n)
             } else {
                 nodes[i].render(frames: n)

@@ -141,7 +141,8 @@ public protocol FillTargeting: AnyObject {
 }
 
 /// A job that has work only now and then (an LV2 plugin's scheduled work,
-/// its log messages): the engine wakes its thread after a block only when
+/// its log messages; a file reader, offline, once its ring has room for a
+/// chunk): the engine wakes its thread after a block only when
 /// `hasWork`, not after every block (each wake-up of a worker thread costs
 /// the audio thread a futex call; the thread's idle timer still runs it).
 public protocol OnDemandJob: BackgroundJob {

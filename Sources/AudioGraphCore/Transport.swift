@@ -101,6 +101,10 @@ public final class SeekRequests: @unchecked Sendable {
         return pending.load(ordering: .acquiring) < 0 && carriedOut.load(ordering: .acquiring) == seq
     }
 
+    /// Whether a request waits to be taken. [any thread; atomics only]
+    @inline(__always)
+    public var hasPending: Bool { pending.load(ordering: .relaxed) >= 0 }
+
     /// The pending request, if any: its frame and the number to pass to
     /// `done` once it has been carried out. [worker-thread]
     @inline(__always)

@@ -274,7 +274,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
 
 /// Reads the file into the ring, a chunk at a time. [worker-thread, but
 /// `requestSeek` and `setTargetFill` from any thread]
-final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
+final class FileReaderJob: OnDemandJob, FillTargeting, @unchecked Sendable {
     static let chunkFrames = 4096
     /// The largest read when converting (libsoxr works faster on large chunks).
     static let convertChunkFrames = 16384
@@ -332,6 +332,20 @@ final class FileReaderJob: BackgroundJob, FillTargeting, @unchecked Sendable {
 
     func setTargetFill(frames: Int) { target.store(max(frames, 1), ordering: .relaxed) }
     var targetFill: Int { target.load(ordering: .relaxed) }
+
+    /// Whether `service` would read now: a seek waits, or the ring has the
+    /// room it reads into (live: below the fill target; offline: room for a
+    /// chunk), and the stream has not ended. Offline this wakes the thread
+    /// every chunk (32 blocks of 128 frames) instead of every block. With a
+    /// converter, always (its staging state is the worker's own).
+    /// [audio-thread; atomics only]
+    var hasWork: Bool {
+        if seeks.hasPending || converter != nil { return true }
+        if feed.isEnded { return false }
+        let goal = target.load(ordering: .relaxed)
+        if goal < Int.max { return feed.bufferedFrames < goal }
+        return feed.writableFrames >= min(Self.chunkFrames, feed.ring.capacity / feed.channels / 4)
+    }
 
     /// Asks the worker to continue from `frame`. [control-thread]
     func requestSeek(toFrame frame: Int) { seeks.request(frame) }
