@@ -41,7 +41,10 @@ extension XCTestCase {
 
     /// Renders a graph offline block by block; `between(block, compiled)`
     /// runs before each block. Returns what `capture` got, per channel.
-    func renderLV2(_ json: String, frames: Int, blockFrames: Int = 256, directory: String = "/tmp",
+    /// `blockSizes`: the blocks rendered in turn (each at most
+    /// `blockFrames`, the engine's largest), as after JACK buffer-size
+    /// changes; by default every block is `blockFrames`.
+    func renderLV2(_ json: String, frames: Int, blockFrames: Int = 256, blockSizes: [Int]? = nil, directory: String = "/tmp",
                    between: (Int, CompiledGraph) throws -> Void = { _, _ in }) throws -> (samples: [[Float]], compiled: CompiledGraph) {
         let store = CaptureStore(capacityFrames: frames + blockFrames)
         let g = try TestGraph.validate(json, stores: ["main": store], directory: directory)
@@ -52,7 +55,7 @@ extension XCTestCase {
         var done = 0
         var block = 0
         while done < frames && !engine.isFinished {
-            let n = min(blockFrames, frames - done)
+            let n = min(blockSizes.map { $0[block % $0.count] } ?? blockFrames, frames - done)
             engine.worker.waitUntilReady(frames: n)
             try between(block, compiled)
             engine.render(frames: n)
