@@ -334,6 +334,7 @@ let package = Package(
                 "AudioGraphOSC",
                 "CJack",
                 "CLilv",
+                "CLV2Host",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/agraph-bench"

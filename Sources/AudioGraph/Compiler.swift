@@ -38,7 +38,7 @@ public final class CompiledGraph: @unchecked Sendable {
         }
         if let node = graph.nodes.first(where: { $0.id == engine.ids[Int(c.node)] }),
            let problem = node.type.liveValueProblem(parameter: p.name, element: c.element >= 0 ? Int(c.element) : nil,
-                                                    value: value, parameters: node.parameters) {
+                                                    value: value, parameters: node.parameters, sampleRate: engine.sampleRate) {
             throw ParameterError(description: "\(address): \(problem)")
         }
         var out = c

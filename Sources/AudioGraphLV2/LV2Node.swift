@@ -75,6 +75,8 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     @exclusivity(unchecked) private var atomOutSizes: [Int] = []
     private var activated = false
     private let job: LV2Job
+    /// Where `drainLog` copies a queued message. [worker-thread]
+    private let logText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_LV2_LOG_TEXT))
 
     /// Set by the host on its thread, called by the job on the worker
     /// thread (the live host's closure posts to its owner thread): behind a lock.
@@ -130,6 +132,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         scratch?.deallocate()
         atomIn?.deallocate()
         for a in atomOuts { a.deallocate() }
+        logText.deallocate()
     }
 
     // MARK: preparing [main-thread]
@@ -344,11 +347,14 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
             Self.resetAtom(atomOuts[a], sequence: false, bytes: atomOutSizes[a])
             a += 1
         }
+        let timed = agraph_lv2_run_timing_enabled() != 0
+        let t0 = timed ? MonotonicClock.nanoseconds() : 0
         var k = 0
         while k < instances.count {
             lilv_instance_run(instances[k], n)
             k += 1
         }
+        if timed { agraph_lv2_run_timing_add(MonotonicClock.nanoseconds() &- t0) }
         w = 0
         while w < workerInstances.count {
             workers[workerInstances[w]].endRun()
@@ -404,8 +410,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     func drainLog() -> Bool {
         var did = false
         var type: LV2_URID = 0
-        let text = UnsafeMutablePointer<CChar>.allocate(capacity: Int(AGRAPH_LV2_LOG_TEXT))
-        defer { text.deallocate() }
+        let text = logText
         for set in featureSets {
             while agraph_lv2_log_pop(set.log, &type, text) != 0 {
                 lv2LogSink(Unmanaged.passUnretained(logOwner).toOpaque(), type, text)

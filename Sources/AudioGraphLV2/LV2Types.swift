@@ -153,15 +153,32 @@ public struct LV2PluginType: NodeType {
                                                               default: .number(decimal(def)), unit: port.unit, live: true, summary))
     }
 
+    /// Whether `v` Hz is outside the range of a port in Hz (`lv2:sampleRate`:
+    /// its bounds are fractions of the rate); nil for other ports.
+    static func rateProblem(_ control: LV2Control, _ v: Double, sampleRate: Double) -> String? {
+        guard let f = control.rateFractions else { return nil }
+        let lo = f.min.map { $0 * sampleRate }, hi = f.max.map { $0 * sampleRate }
+        if let lo, v < lo - 1e-9 || (hi.map { v > $0 + 1e-9 } ?? false) {
+            return "\(v) Hz is out of the plugin's range \(lo)…\(hi.map { "\($0)" } ?? "") Hz at \(Int(sampleRate)) Hz"
+        } else if let hi, v > hi + 1e-9 {
+            return "\(v) Hz is above the plugin's maximum \(hi) Hz at \(Int(sampleRate)) Hz"
+        }
+        return nil
+    }
+
+    /// A live change of a port in Hz is checked against the plugin's range
+    /// at the graph's rate, as the file's value is in `resolve`.
+    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
+                                 sampleRate: Double) -> String? {
+        guard let control = controls.first(where: { $0.parameter.name == parameter }) else { return nil }
+        return Self.rateProblem(control, value, sampleRate: sampleRate)
+    }
+
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
         for control in controls {
-            guard let f = control.rateFractions, let v = c.parameters.number(control.parameter.name) else { continue }
-            let lo = f.min.map { $0 * c.sampleRate }, hi = f.max.map { $0 * c.sampleRate }
-            if let lo, v < lo - 1e-9 || (hi.map { v > $0 + 1e-9 } ?? false) {
-                c.error(parameter: control.parameter.name, "\(v) Hz is out of the plugin's range \(lo)…\(hi.map { "\($0)" } ?? "") Hz at \(Int(c.sampleRate)) Hz")
-            } else if let hi, v > hi + 1e-9 {
-                c.error(parameter: control.parameter.name, "\(v) Hz is above the plugin's maximum \(hi) Hz at \(Int(c.sampleRate)) Hz")
-            }
+            guard let v = c.parameters.number(control.parameter.name),
+                  let problem = Self.rateProblem(control, v, sampleRate: c.sampleRate) else { continue }
+            c.error(parameter: control.parameter.name, problem)
         }
         guard let input = c.input else { return nil }
         let ins = plugin.audioInputs.count, outs = plugin.audioOutputs.count

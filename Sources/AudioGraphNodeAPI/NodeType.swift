@@ -181,6 +181,12 @@ public protocol NodeType: Sendable {
     /// problem in words (the change is refused with it), or nil. Default
     /// nil. [control-thread]
     func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String?
+
+    /// The same check for a type that needs the graph's sample rate (an
+    /// LV2 port in Hz, bounded by fractions of the rate). Default: the
+    /// check above. [control-thread]
+    func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
+                          sampleRate: Double) -> String?
 }
 
 extension NodeType {
@@ -188,6 +194,10 @@ extension NodeType {
     public func needsAnalysisPass(_ parameters: NodeParameters) -> Bool { false }
     public func isReplayable(_ parameters: NodeParameters) -> Bool { true }
     public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String? { nil }
+    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
+                                 sampleRate: Double) -> String? {
+        liveValueProblem(parameter: parameter, element: element, value: value, parameters: parameters)
+    }
 }
 
 /// A node type whose parameters depend on the value of one of them (an

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+_Atomic int agraph_lv2_run_timing_on = 0;
+_Atomic uint64_t agraph_lv2_run_timing_ns = 0;
+
 static int agraph_lv2_vprintf(LV2_Log_Handle handle, LV2_URID type, const char *fmt, va_list ap) {
     agraph_lv2_log *l = (agraph_lv2_log *)handle;
     if (!l || !fmt) return 0;

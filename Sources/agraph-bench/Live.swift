@@ -467,6 +467,9 @@ struct LiveRow {
     var xruns: Int?
     var cycles: Double = 0
     var seenCycles: Int?
+    /// µs per cycle spent in LV2 plugins' `run` calls inside the measured
+    /// callbacks (`agraph-bench lv2`'s AudioGraph rows).
+    var pluginRunMean: Double?
     /// Per thread of the process: "name(tid)", µs per cycle, largest first.
     var threads: [(String, Double)] = []
     var note = ""

@@ -16,6 +16,22 @@ final class LV2ValidationTests: XCTestCase {
         XCTAssertEqual(e.nodeID, "fx")
     }
 
+    /// A port in Hz (`lv2:sampleRate`: its bounds are fractions of the
+    /// rate) is range-checked live as in the file, at the graph's rate.
+    func testALiveChangeOfAPortInHzIsCheckedAgainstItsRangeAtTheGraphsRate() throws {
+        try LV2Plugins.require(LV2Plugins.lowpass)
+        let json = lv2Graph(source: tone(1000), params: #"{"uri": "\#(LV2Plugins.lowpass)", "cutoff": 960}"#)
+        let d = diagnostics(lv2Graph(source: tone(1000), params: #"{"uri": "\#(LV2Plugins.lowpass)", "cutoff": 1e9}"#))
+        let fileError = try XCTUnwrap(d.first { $0.pointer.description == "/nodes/1/params/cutoff" }, "\(d)")
+        let compiled = try renderLV2(json, frames: 256).compiled
+        XCTAssertNoThrow(try compiled.set("fx.cutoff", 2000))
+        XCTAssertThrowsError(try compiled.set("fx.cutoff", 1e9)) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("fx.cutoff") && text.contains("Hz") && text.contains("at 48000 Hz"), text)
+            XCTAssertTrue(text.contains(fileError.message), "the same words as validation: \(text) / \(fileError.message)")
+        }
+    }
+
     func testAnUnknownParameterNamesThePluginsPorts() throws {
         try LV2Plugins.require(LV2Plugins.amp)
         let d = diagnostics(lv2Graph(source: tone(1000), params: #"{"uri": "\#(LV2Plugins.amp)", "gian": 3}"#))

@@ -48,6 +48,30 @@ int agraph_lv2_log_pending(agraph_lv2_log *log);
 /// [one consumer thread, never the audio thread]
 int agraph_lv2_log_pop(agraph_lv2_log *log, LV2_URID *type, char *text);
 
+/* Time spent in the plugins' `run` calls, summed over every lv2 node, for
+ * a benchmark that sets a host's cycle against the plugins' own work in
+ * the same cycles (`agraph-bench lv2`). Off by default: a node's render
+ * then pays one relaxed load. */
+extern _Atomic int agraph_lv2_run_timing_on;
+extern _Atomic uint64_t agraph_lv2_run_timing_ns;
+
+/** Turns the timing on or off. [main-thread, before rendering] */
+static inline void agraph_lv2_run_timing_enable(int on) {
+    atomic_store_explicit(&agraph_lv2_run_timing_on, on, memory_order_relaxed);
+}
+/** [audio-thread, realtime-safe] */
+static inline int agraph_lv2_run_timing_enabled(void) {
+    return atomic_load_explicit(&agraph_lv2_run_timing_on, memory_order_relaxed);
+}
+/** Adds a node's run time of one block. [audio-thread, realtime-safe] */
+static inline void agraph_lv2_run_timing_add(uint64_t ns) {
+    atomic_fetch_add_explicit(&agraph_lv2_run_timing_ns, ns, memory_order_relaxed);
+}
+/** Nanoseconds summed since the process started. [any thread] */
+static inline uint64_t agraph_lv2_run_timing_total(void) {
+    return atomic_load_explicit(&agraph_lv2_run_timing_ns, memory_order_relaxed);
+}
+
 #ifdef __cplusplus
 }
 #endif
