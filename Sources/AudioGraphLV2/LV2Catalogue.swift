@@ -13,24 +13,13 @@ public enum LV2Catalogue {
                 out += "  \(uri)\n      (its description cannot be read)\n"
                 continue
             }
-            var note = ""
-            do { _ = try LV2PluginType(plugin: d) } catch { note = "  [not hostable: \(Self.short(error))]" }
+            let note = LV2PluginType.unhostable(d).map { "  [not hostable: \($0.words)]" } ?? ""
             out += "  \(d.name) <\(uri)>\n"
             out += "      audio \(d.audioInputs.count) in\(d.sideChainInputs.isEmpty ? "" : " + \(d.sideChainInputs.count) sidechain"), \(d.audioOutputs.count) out; "
             out += "\(d.controlInputs.count) parameter\(d.controlInputs.count == 1 ? "" : "s"), \(d.controlOutputs.count) reading\(d.controlOutputs.count == 1 ? "" : "s")"
             out += (d.latencyPort != nil ? "; reports latency" : "") + note + "\n"
         }
         return out
-    }
-
-    static func short(_ error: Error) -> String {
-        let text = "\(error)"
-        if let r = text.range(of: "requires the host feature") {
-            return "requires" + text[r.upperBound...].prefix { $0 != "," && $0 != "w" }.trimmingCharacters(in: .whitespaces)
-        }
-        if text.contains("broken description") { return "broken description" }
-        if text.contains("audio input(s) and") { return "no audio input or output" }
-        return text
     }
 
     /// The plugin's ports and features, after its node type's description.

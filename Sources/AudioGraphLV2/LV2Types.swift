@@ -83,16 +83,7 @@ public struct LV2PluginType: NodeType {
     /// input or output.
     public init(plugin: LV2PluginDescription) throws(LV2Error) {
         self.plugin = plugin
-        let missing = plugin.missingFeatures
-        guard missing.isEmpty else {
-            throw LV2Error("the LV2 plugin \"\(plugin.uri)\" (\(plugin.name)) is unavailable: it requires the host feature\(missing.count == 1 ? "" : "s") \(missing.map { "<\($0)>" }.joined(separator: ", ")), which AudioGraph does not give (it gives \(LV2URI.givenFeatures.sorted().joined(separator: ", ")))")
-        }
-        guard plugin.verified else {
-            throw LV2Error("the LV2 plugin \"\(plugin.uri)\" has a broken description (lilv could not verify \(plugin.bundle): a port or the binary is missing or malformed)")
-        }
-        guard !plugin.audioInputs.isEmpty, !plugin.audioOutputs.isEmpty else {
-            throw LV2Error("the LV2 plugin \"\(plugin.uri)\" (\(plugin.name)) has \(plugin.audioInputs.count) audio input(s) and \(plugin.audioOutputs.count) output(s): AudioGraph hosts effects (audio in and out), not instruments or analysers without audio output")
-        }
+        if let why = Self.unhostable(plugin) { throw LV2Error(why.sentence) }
         var controls: [LV2Control] = []
         let reserved = Set(LV2NodeType.common.map(\.name))
         for port in plugin.controlInputs where !reserved.contains(port.symbol) {
@@ -107,6 +98,26 @@ public struct LV2PluginType: NodeType {
                                         PortDescriptor("sidechain", "the plugin's sidechain input")]) : .single,
             parameters: LV2NodeType.common + controls.map(\.parameter),
             origin: plugin.bundle)
+    }
+
+    /// Why AudioGraph cannot host `plugin`: in a few words (for `agraph
+    /// nodes lv2`) and in a sentence (the error); nil when it can.
+    public static func unhostable(_ plugin: LV2PluginDescription) -> (words: String, sentence: String)? {
+        let missing = plugin.missingFeatures
+        if !missing.isEmpty {
+            let named = missing.map { "<\($0)>" }.joined(separator: ", ")
+            return ("requires \(named)",
+                    "the LV2 plugin \"\(plugin.uri)\" (\(plugin.name)) is unavailable: it requires the host feature\(missing.count == 1 ? "" : "s") \(named), which AudioGraph does not give (it gives \(LV2URI.givenFeatures.sorted().joined(separator: ", ")))")
+        }
+        if !plugin.verified {
+            return ("broken description",
+                    "the LV2 plugin \"\(plugin.uri)\" has a broken description (lilv could not verify \(plugin.bundle): a port or the binary is missing or malformed)")
+        }
+        if plugin.audioInputs.isEmpty || plugin.audioOutputs.isEmpty {
+            return ("no audio input or output",
+                    "the LV2 plugin \"\(plugin.uri)\" (\(plugin.name)) has \(plugin.audioInputs.count) audio input(s) and \(plugin.audioOutputs.count) output(s): AudioGraph hosts effects (audio in and out), not instruments or analysers without audio output")
+        }
+        return nil
     }
 
     /// A port value as a parameter value: the decimal the TTL wrote
