@@ -84,7 +84,7 @@ public final class Engine: @unchecked Sendable {
     /// Per step: whether it follows the host's transport.
     let followers: UnsafeMutablePointer<Bool>
     /// Per step: the node as a follower, when it follows.
-    var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
+    @exclusivity(unchecked) var followingNodes: ContiguousArray<(any TransportFollowing)?> = []
     /// Whether any step follows the transport.
     @exclusivity(unchecked) private(set) var anyFollower = false
 

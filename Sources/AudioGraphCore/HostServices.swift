@@ -51,7 +51,16 @@ public enum ThreadRole: Int, Sendable, CustomStringConvertible {
 
     /// Marks the calling thread; `nil` clears its mark. [any thread, not realtime-safe]
     public static func mark(_ role: ThreadRole?) {
-        pthread_setspecific(key, role.map { UnsafeRawPointer(bitPattern: $0.rawValue + 1) } ?? nil)
+        // No generic call here (`Optional.map`): in a debug build its
+        // metadata is instantiated at the first call, which new worker
+        // threads make at the same moment, and ThreadSanitizer cannot see
+        // the runtime's own publication of it (libswiftCore is not
+        // instrumented), so it reported a race between two starting threads.
+        if let role {
+            pthread_setspecific(key, UnsafeRawPointer(bitPattern: role.rawValue + 1))
+        } else {
+            pthread_setspecific(key, nil)
+        }
     }
 
     /// The calling thread's role. [any thread, realtime-safe]

@@ -194,7 +194,9 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         readLatency()
         workerInstances = workers.indices.filter { workers[$0].hasWorker }
         job.channels = ContiguousArray(workers.filter(\.hasWorker))
-        job.logs = ContiguousArray(featureSets.map(\.log))
+        // One counter for the node's logs: the job checks one word per block.
+        for set in featureSets.dropFirst() { agraph_lv2_log_join(set.log, featureSets[0].log) }
+        job.logGroup = featureSets.first?.log
         job.latencyFlag = latencyFlag
         lastLatency = currentLatency.load(ordering: .relaxed)
         latencyFlag.changed.store(false, ordering: .relaxed)

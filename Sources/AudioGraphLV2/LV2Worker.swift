@@ -120,10 +120,12 @@ let lv2Respond: @convention(c) (LV2_Worker_Respond_Handle?, UInt32, UnsafeRawPoi
 /// log messages from the audio thread, and latency changes. [worker-thread]
 final class LV2Job: OnDemandJob, @unchecked Sendable {
     weak var node: LV2Node?
-    /// The node's worker channels and logs, for `hasWork` (set in prepare).
-    var channels: ContiguousArray<LV2WorkerChannel> = []
-    var logs: ContiguousArray<UnsafeMutablePointer<agraph_lv2_log>> = []
-    var latencyFlag: LV2LatencyFlag?
+    /// The node's worker channels and the log its instances' logs joined,
+    /// for `hasWork` (set in prepare, before rendering; unchecked
+    /// exclusivity: `hasWork` runs on the audio thread every block).
+    @exclusivity(unchecked) var channels: ContiguousArray<LV2WorkerChannel> = []
+    @exclusivity(unchecked) var logGroup: UnsafeMutablePointer<agraph_lv2_log>?
+    @exclusivity(unchecked) var latencyFlag: LV2LatencyFlag?
 
     /// Scheduled work, queued log messages or a latency change. [audio-thread]
     var hasWork: Bool {
@@ -132,11 +134,7 @@ final class LV2Job: OnDemandJob, @unchecked Sendable {
             if channels[i].pending.load(ordering: .relaxed) != 0 { return true }
             i += 1
         }
-        i = 0
-        while i < logs.count {
-            if agraph_lv2_log_pending(logs[i]) != 0 { return true }
-            i += 1
-        }
+        if let logGroup, agraph_lv2_log_group_pending(logGroup) != 0 { return true }
         return latencyFlag?.changed.load(ordering: .relaxed) ?? false
     }
 

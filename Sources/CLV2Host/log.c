@@ -20,6 +20,7 @@ static int agraph_lv2_vprintf(LV2_Log_Handle handle, LV2_URID type, const char *
         int n = vsnprintf(l->texts[slot], AGRAPH_LV2_LOG_TEXT, fmt, ap);
         l->types[slot] = type;
         atomic_store_explicit(&l->head, head + 1, memory_order_release);
+        atomic_fetch_add_explicit(&l->group->queued, 1, memory_order_release);
         return n;
     }
     char text[1024];
@@ -46,6 +47,11 @@ void agraph_lv2_log_init(agraph_lv2_log *log, void *owner,
     log->sink = sink;
     log->owner = owner;
     log->is_audio_thread = is_audio_thread;
+    log->group = log;
+}
+
+void agraph_lv2_log_join(agraph_lv2_log *log, agraph_lv2_log *group) {
+    log->group = group ? group : log;
 }
 
 int agraph_lv2_log_pop(agraph_lv2_log *log, LV2_URID *type, char *text) {
@@ -57,6 +63,7 @@ int agraph_lv2_log_pop(agraph_lv2_log *log, LV2_URID *type, char *text) {
     memcpy(text, log->texts[slot], AGRAPH_LV2_LOG_TEXT);
     text[AGRAPH_LV2_LOG_TEXT - 1] = 0;
     atomic_store_explicit(&log->tail, tail + 1, memory_order_release);
+    atomic_fetch_sub_explicit(&log->group->queued, 1, memory_order_relaxed);
     return 1;
 }
 

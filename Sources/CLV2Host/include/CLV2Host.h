@@ -33,6 +33,12 @@ typedef struct agraph_lv2_log {
     _Atomic uint32_t tail;
     /// Audio-thread messages dropped because the queue was full.
     _Atomic uint32_t dropped;
+    /// The log whose `queued` counts this one's queued messages too (a
+    /// node's instances join their first instance's), so that one load
+    /// says whether any of them has something to print. Itself by default.
+    struct agraph_lv2_log *group;
+    /// Messages queued in this log and those that joined it, not yet popped.
+    _Atomic uint32_t queued;
 } agraph_lv2_log;
 
 /// Sets the log feature's functions. [main-thread, before the plugin is made]
@@ -42,6 +48,16 @@ void agraph_lv2_log_init(agraph_lv2_log *log, void *owner,
 
 /// Whether messages are queued. [any thread, realtime-safe]
 int agraph_lv2_log_pending(agraph_lv2_log *log);
+
+/// Counts `log`'s queued messages in `group`'s `queued` as well.
+/// [main-thread, before the plugin runs]
+void agraph_lv2_log_join(agraph_lv2_log *log, agraph_lv2_log *group);
+
+/// Whether `group` or a log that joined it has queued messages: one
+/// relaxed load. [any thread, realtime-safe]
+static inline int agraph_lv2_log_group_pending(agraph_lv2_log *group) {
+    return atomic_load_explicit(&group->queued, memory_order_relaxed) != 0;
+}
 
 /// Takes the oldest queued message: its type and text (copied into `text`,
 /// AGRAPH_LV2_LOG_TEXT bytes). Returns 0 when none is queued.
