@@ -57,11 +57,15 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     @exclusivity(unchecked) private var input: AudioBus?
     @exclusivity(unchecked) private var sidechain: AudioBus?
     @exclusivity(unchecked) private var output: AudioBus?
-    /// Where the audio ports point now (each bus's first two channels: a
-    /// bus moves with the block size, `BusPool`'s stride): `render`
-    /// reconnects them only when a bus moved. [audio-thread, or
+    /// What `render` reads every block, in two blocks allocated at init
+    /// (live, each cycle starts with cold caches, and each separate heap
+    /// block or lilv struct read costs a miss: `perf annotate` put the
+    /// node's samples on exactly those loads). [audio-thread, or
     /// main-thread while preparing]
-    @exclusivity(unchecked) private var connectedAt: [UnsafeMutablePointer<Float>?] = Array(repeating: nil, count: 6)
+    private let hot: UnsafeMutablePointer<LV2RenderHot>
+    /// Per instance: its handle and its descriptor's `run` and
+    /// `connect_port`, copied out of lilv's structs at prepare.
+    private let slots: UnsafeMutablePointer<LV2RunSlot>
     /// The instances with a worker interface (their replies and `end_run`).
     @exclusivity(unchecked) private var workerInstances: [Int] = []
     /// Silence for CV inputs, and where CV outputs go.
@@ -119,6 +123,10 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         audioOut = plugin.audioOutputs.map { UInt32($0.index) }
         workers = (0..<max(instanceCount, 1)).map { _ in LV2WorkerChannel() }
         job = LV2Job()
+        hot = .allocate(capacity: 1)
+        hot.initialize(to: LV2RenderHot())
+        slots = .allocate(capacity: max(instanceCount, 1))
+        slots.initialize(repeating: LV2RunSlot(), count: max(instanceCount, 1))
         job.node = self
     }
 
@@ -133,6 +141,8 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         atomIn?.deallocate()
         for a in atomOuts { a.deallocate() }
         logText.deallocate()
+        hot.deallocate()
+        slots.deallocate()
     }
 
     // MARK: preparing [main-thread]
@@ -142,7 +152,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         sidechain = inputs.count > 1 ? inputs[1] : nil
         output = outputs.first
         guard instances.isEmpty else {
-            connectedAt = Array(repeating: nil, count: 6)
+            hot.pointee.connected = LV2RenderHot().connected
             connectAudio()
             return
         }
@@ -193,6 +203,12 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         }
         readLatency()
         workerInstances = workers.indices.filter { workers[$0].hasWorker }
+        hot.pointee.workerCount = workerInstances.count
+        hot.pointee.atomOutCount = atomOuts.count
+        for (k, inst) in instances.enumerated() {
+            let d = lilv_instance_get_descriptor(inst)
+            slots[k] = LV2RunSlot(handle: lilv_instance_get_handle(inst), run: d?.pointee.run, connect: d?.pointee.connect_port)
+        }
         job.channels = ContiguousArray(workers.filter(\.hasWorker))
         // One counter for the node's logs: the job checks one word per block.
         for set in featureSets.dropFirst() { agraph_lv2_log_join(set.log, featureSets[0].log) }
@@ -200,7 +216,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         job.latencyFlag = latencyFlag
         lastLatency = currentLatency.load(ordering: .relaxed)
         latencyFlag.changed.store(false, ordering: .relaxed)
-        connectedAt = Array(repeating: nil, count: 6)
+        hot.pointee.connected = LV2RenderHot().connected
         connectAudio()
     }
 
@@ -251,44 +267,38 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         let now: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?,
                   UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) =
             (input.channel(0), input.channel(1), output.channel(0), output.channel(1), side?.channel(0), side?.channel(1))
-        if connectedAt[0] == now.0 && connectedAt[1] == now.1 && connectedAt[2] == now.2
-            && connectedAt[3] == now.3 && connectedAt[4] == now.4 && connectedAt[5] == now.5 {
-            return
-        }
-        connectedAt[0] = now.0
-        connectedAt[1] = now.1
-        connectedAt[2] = now.2
-        connectedAt[3] = now.3
-        connectedAt[4] = now.4
-        connectedAt[5] = now.5
-        let instances = self.instances
+        let c = hot.pointee.connected
+        if c.0 == now.0 && c.1 == now.1 && c.2 == now.2 && c.3 == now.3 && c.4 == now.4 && c.5 == now.5 { return }
+        hot.pointee.connected = now
         let audioIn = self.audioIn
         let sideIn = self.sideIn
         let audioOut = self.audioOut
         var k = 0
-        while k < instances.count {
-            let inst = instances[k]
+        while k < instanceCount {
+            let slot = slots[k]
+            guard let connect = slot.connect else { k += 1; continue }
+            let h = slot.handle
             if instanceCount > 1 {
-                lilv_instance_connect_port(inst, audioIn[0], k < input.channels ? input.channel(k) : zeros)
-                lilv_instance_connect_port(inst, audioOut[0], k < output.channels ? output.channel(k) : scratch)
+                connect(h, audioIn[0], k < input.channels ? input.channel(k) : zeros)
+                connect(h, audioOut[0], k < output.channels ? output.channel(k) : scratch)
                 k += 1
                 continue
             }
             var i = 0
             while i < audioIn.count {
-                lilv_instance_connect_port(inst, audioIn[i], i < input.channels ? input.channel(i) : zeros)
+                connect(h, audioIn[i], i < input.channels ? input.channel(i) : zeros)
                 i += 1
             }
             i = 0
             while i < sideIn.count {
                 var p = zeros
-                if let s = sidechain, i < s.channels { p = s.channel(i) }
-                lilv_instance_connect_port(inst, sideIn[i], p)
+                if let s = side, i < s.channels { p = s.channel(i) }
+                connect(h, sideIn[i], p)
                 i += 1
             }
             i = 0
             while i < audioOut.count {
-                lilv_instance_connect_port(inst, audioOut[i], i < output.channels ? output.channel(i) : scratch)
+                connect(h, audioOut[i], i < output.channels ? output.channel(i) : scratch)
                 i += 1
             }
             k += 1
@@ -339,28 +349,36 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         // A bus's channels move with the block size (`BusPool`'s stride):
         // the plugin is given this block's pointers.
         connectAudio()
-        var w = 0
-        while w < workerInstances.count {
-            workers[workerInstances[w]].deliverResponses()
-            w += 1
+        let h = hot.pointee
+        if h.workerCount > 0 {
+            var w = 0
+            while w < workerInstances.count {
+                workers[workerInstances[w]].deliverResponses()
+                w += 1
+            }
         }
-        var a = 0
-        while a < atomOuts.count {
-            Self.resetAtom(atomOuts[a], sequence: false, bytes: atomOutSizes[a])
-            a += 1
+        if h.atomOutCount > 0 {
+            var a = 0
+            while a < atomOuts.count {
+                Self.resetAtom(atomOuts[a], sequence: false, bytes: atomOutSizes[a])
+                a += 1
+            }
         }
         let timed = agraph_lv2_run_timing_enabled() != 0
         let t0 = timed ? MonotonicClock.nanoseconds() : 0
         var k = 0
-        while k < instances.count {
-            lilv_instance_run(instances[k], n)
+        while k < instanceCount {
+            let slot = slots[k]
+            slot.run?(slot.handle, n)
             k += 1
         }
         if timed { agraph_lv2_run_timing_add(MonotonicClock.nanoseconds() &- t0) }
-        w = 0
-        while w < workerInstances.count {
-            workers[workerInstances[w]].endRun()
-            w += 1
+        if h.workerCount > 0 {
+            var w = 0
+            while w < workerInstances.count {
+                workers[workerInstances[w]].endRun()
+                w += 1
+            }
         }
         var j = 0
         let v0 = values[0]
@@ -546,4 +564,23 @@ let lv2SetPortValue: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPoin
     else if type == urids.map(LV2URI.atomInt), size == 4 { v = Float(value.load(as: Int32.self)) }
     else { return }
     node.setPortValue(symbol: String(cString: symbol), v)
+}
+
+/// What `LV2Node.render` reads every block besides the instances: where the
+/// audio ports point (each bus's first two channels, main, output and
+/// sidechain: a bus moves with the block size), and how many instances have
+/// a worker and how many atom outputs there are.
+struct LV2RenderHot {
+    var connected: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?,
+                    UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) =
+        (nil, nil, nil, nil, nil, nil)
+    var workerCount = 0
+    var atomOutCount = 0
+}
+
+/// One plugin instance as `LV2Node.render` calls it.
+struct LV2RunSlot {
+    var handle: LV2_Handle?
+    var run: (@convention(c) (LV2_Handle?, UInt32) -> Void)?
+    var connect: (@convention(c) (LV2_Handle?, UInt32, UnsafeMutableRawPointer?) -> Void)?
 }
