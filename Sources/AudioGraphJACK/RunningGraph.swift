@@ -49,8 +49,12 @@ public final class RunningGraph: @unchecked Sendable {
         /// The largest period the graph follows without reallocating;
         /// buffers are sized for it before activation.
         public var maxFrames = 8192
-        /// Fed sources keep this many frames ahead beyond one period.
-        public var extraFill = 256
+        /// Fed sources keep this many frames ahead beyond one period
+        /// (prefetch, not latency: a seek or locate waits only for a
+        /// period's worth). A file reader refills when half of it (at most
+        /// 1024 frames) is gone, so its thread is woken every few cycles,
+        /// not after every one.
+        public var extraFill = 2048
         /// Record every process cycle's duration (for benchmarks).
         public var measureCycles = false
         /// JACK transport: nil leaves it to each time-based source's

@@ -333,17 +333,18 @@ final class FileReaderJob: OnDemandJob, FillTargeting, @unchecked Sendable {
     func setTargetFill(frames: Int) { target.store(max(frames, 1), ordering: .relaxed) }
     var targetFill: Int { target.load(ordering: .relaxed) }
 
-    /// Whether `service` would read now: a seek waits, or the ring has the
-    /// room it reads into (live: below the fill target; offline: room for a
-    /// chunk), and the stream has not ended. Offline this wakes the thread
-    /// every chunk (32 blocks of 128 frames) instead of every block. With a
-    /// converter, always (its staging state is the worker's own).
-    /// [audio-thread; atomics only]
+    /// Whether `service` should read now: a seek waits, or the ring has
+    /// room for a useful read (live: half the fill target, at most 1024
+    /// frames, is gone; offline: room for a chunk), and the stream has not
+    /// ended. The thread is then woken every few blocks (live, at the
+    /// default fill and period 128: every 8) instead of after every one;
+    /// its idle timer still runs it. With a converter, always (its staging
+    /// state is the worker's own). [audio-thread; atomics only]
     var hasWork: Bool {
         if seeks.hasPending || converter != nil { return true }
         if feed.isEnded { return false }
         let goal = target.load(ordering: .relaxed)
-        if goal < Int.max { return feed.bufferedFrames < goal }
+        if goal < Int.max { return feed.bufferedFrames <= goal - min(goal / 2, 1024) }
         return feed.writableFrames >= min(Self.chunkFrames, feed.ring.capacity / feed.channels / 4)
     }
 
