@@ -29,11 +29,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     let sampleRate: Double
     private let state: String?
 
-    // Stored properties `render` reads are `@exclusivity(unchecked)`: each
-    // is set only while preparing (main thread, not rendering), and a
-    // checked class `var` costs a swift_beginAccess call per access on the
-    // audio thread (callgrind: a third of the node's own instructions).
-    @exclusivity(unchecked) private(set) var instances: [UnsafeMutablePointer<LilvInstance>] = []
+    private(set) var instances: [UnsafeMutablePointer<LilvInstance>] = []
     private var featureSets: [LV2FeatureSet] = []
     let workers: [LV2WorkerChannel]
     private let logOwner: LV2LogOwner
@@ -54,6 +50,10 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     let latencyFlag = LV2LatencyFlag()
     @exclusivity(unchecked) private var lastLatency = 0
 
+    // Stored properties `render` reads are `@exclusivity(unchecked)`: each
+    // is set only while preparing (main thread, not rendering), and a
+    // checked class `var` costs a swift_beginAccess call per access on the
+    // audio thread (callgrind: a third of the node's own instructions).
     @exclusivity(unchecked) private var input: AudioBus?
     @exclusivity(unchecked) private var sidechain: AudioBus?
     @exclusivity(unchecked) private var output: AudioBus?
@@ -205,6 +205,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         workerInstances = workers.indices.filter { workers[$0].hasWorker }
         hot.pointee.workerCount = workerInstances.count
         hot.pointee.atomOutCount = atomOuts.count
+        hot.pointee.timed = agraph_lv2_run_timing_enabled() != 0
         for (k, inst) in instances.enumerated() {
             let d = lilv_instance_get_descriptor(inst)
             slots[k] = LV2RunSlot(handle: lilv_instance_get_handle(inst), run: d?.pointee.run, connect: d?.pointee.connect_port)
@@ -364,15 +365,14 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
                 a += 1
             }
         }
-        let timed = agraph_lv2_run_timing_enabled() != 0
-        let t0 = timed ? MonotonicClock.nanoseconds() : 0
+        let t0 = h.timed ? MonotonicClock.nanoseconds() : 0
         var k = 0
         while k < instanceCount {
             let slot = slots[k]
             slot.run?(slot.handle, n)
             k += 1
         }
-        if timed { agraph_lv2_run_timing_add(MonotonicClock.nanoseconds() &- t0) }
+        if h.timed { agraph_lv2_run_timing_add(MonotonicClock.nanoseconds() &- t0) }
         if h.workerCount > 0 {
             var w = 0
             while w < workerInstances.count {
@@ -568,14 +568,17 @@ let lv2SetPortValue: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPoin
 
 /// What `LV2Node.render` reads every block besides the instances: where the
 /// audio ports point (each bus's first two channels, main, output and
-/// sidechain: a bus moves with the block size), and how many instances have
-/// a worker and how many atom outputs there are.
+/// sidechain: a bus moves with the block size), how many instances have a
+/// worker and how many atom outputs there are, and whether the run calls
+/// are timed (`agraph_lv2_run_timing_enable`, read when the node is
+/// prepared: no global is loaded per block).
 struct LV2RenderHot {
     var connected: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?,
                     UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) =
         (nil, nil, nil, nil, nil, nil)
     var workerCount = 0
     var atomOutCount = 0
+    var timed = false
 }
 
 /// One plugin instance as `LV2Node.render` calls it.

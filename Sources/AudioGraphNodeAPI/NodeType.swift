@@ -177,14 +177,10 @@ public protocol NodeType: Sendable {
     /// Checks a live change of `parameter` (element `element` of a list,
     /// else nil) to `value` against what only this type knows, such as an
     /// input index that must name one of the node's inputs. The
-    /// descriptor's range and choices are checked before. Returns the
-    /// problem in words (the change is refused with it), or nil. Default
-    /// nil. [control-thread]
-    func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String?
-
-    /// The same check for a type that needs the graph's sample rate (an
-    /// LV2 port in Hz, bounded by fractions of the rate). Default: the
-    /// check above. [control-thread]
+    /// descriptor's range and choices are checked before; `sampleRate` is
+    /// the graph's (an LV2 port in Hz is bounded by fractions of it).
+    /// Returns the problem in words (the change is refused with it), or
+    /// nil. Default nil. [control-thread]
     func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
                           sampleRate: Double) -> String?
 }
@@ -193,11 +189,8 @@ extension NodeType {
     public func isEndless(_ parameters: NodeParameters) -> Bool { false }
     public func needsAnalysisPass(_ parameters: NodeParameters) -> Bool { false }
     public func isReplayable(_ parameters: NodeParameters) -> Bool { true }
-    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String? { nil }
     public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
-                                 sampleRate: Double) -> String? {
-        liveValueProblem(parameter: parameter, element: element, value: value, parameters: parameters)
-    }
+                                 sampleRate: Double) -> String? { nil }
 }
 
 /// A node type whose parameters depend on the value of one of them (an

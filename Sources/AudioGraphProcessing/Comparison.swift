@@ -138,7 +138,8 @@ public struct ABType: NodeType {
         p.string("match") == "loudness" && p.string("matchBy") != "short-term"
     }
 
-    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters) -> String? {
+    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
+                                 sampleRate: Double) -> String? {
         guard parameter == "select" else { return nil }
         let n = parameters.integer("inputs") ?? 2
         guard value == value.rounded() else { return "select is an input's number, a whole number 0…\(n - 1); got \(value)" }

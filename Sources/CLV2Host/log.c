@@ -67,6 +67,3 @@ int agraph_lv2_log_pop(agraph_lv2_log *log, LV2_URID *type, char *text) {
     return 1;
 }
 
-int agraph_lv2_log_pending(agraph_lv2_log *log) {
-    return atomic_load_explicit(&log->head, memory_order_acquire) != atomic_load_explicit(&log->tail, memory_order_acquire);
-}

@@ -344,6 +344,11 @@ struct LV2Bench: ParsableCommand {
         options.measureCycles = true
         options.threadInit = recordJACKThread
         jackThreadTIDs.reset()
+        // The plugins' run calls, timed inside the same callbacks (nodes
+        // read the switch when prepared): their sum over the window, from
+        // the drain to the last collect.
+        agraph_lv2_run_timing_enable(1)
+        defer { agraph_lv2_run_timing_enable(0) }
         let live: RunningGraph
         do { live = try RunningGraph(graph: graph, binder: binder, options: options) } catch {
             return LiveRow(name: name, note: "FAILED: \(error)")
@@ -352,10 +357,6 @@ struct LV2Bench: ParsableCommand {
         func outputPeak() -> Double { live.status().peaks.map(\.dBFS).max() ?? -.infinity }
         var notes: [String] = []
         var peak = -Double.infinity
-        // The plugins' run calls, timed inside the same callbacks: their
-        // sum over the window, from the drain to the last collect.
-        agraph_lv2_run_timing_enable(1)
-        defer { agraph_lv2_run_timing_enable(0) }
         var runFrom: UInt64 = 0, runTo: UInt64 = 0
         var row = window.measure(
             name: name, pid: "self",

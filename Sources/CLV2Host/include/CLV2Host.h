@@ -46,9 +46,6 @@ void agraph_lv2_log_init(agraph_lv2_log *log, void *owner,
                          void (*sink)(void *owner, LV2_URID type, const char *text),
                          int (*is_audio_thread)(void));
 
-/// Whether messages are queued. [any thread, realtime-safe]
-int agraph_lv2_log_pending(agraph_lv2_log *log);
-
 /// Counts `log`'s queued messages in `group`'s `queued` as well.
 /// [main-thread, before the plugin runs]
 void agraph_lv2_log_join(agraph_lv2_log *log, agraph_lv2_log *group);
@@ -71,11 +68,12 @@ int agraph_lv2_log_pop(agraph_lv2_log *log, LV2_URID *type, char *text);
 extern _Atomic int agraph_lv2_run_timing_on;
 extern _Atomic uint64_t agraph_lv2_run_timing_ns;
 
-/** Turns the timing on or off. [main-thread, before rendering] */
+/** Turns the timing on or off for nodes prepared from then on (each reads
+ *  it once, when it is prepared). [main-thread] */
 static inline void agraph_lv2_run_timing_enable(int on) {
     atomic_store_explicit(&agraph_lv2_run_timing_on, on, memory_order_relaxed);
 }
-/** [audio-thread, realtime-safe] */
+/** [main-thread, when a node is prepared] */
 static inline int agraph_lv2_run_timing_enabled(void) {
     return atomic_load_explicit(&agraph_lv2_run_timing_on, memory_order_relaxed);
 }
