@@ -37,6 +37,8 @@ struct Live: ParsableCommand {
     var maxFrames: Int?
     @Option(help: "Channels of each test-tone (1: mono sines, which the mixer spreads to both outputs, as the plain client computes one sine per oscillator; 2: stereo tones).")
     var toneChannels: Int = 2
+    @Option(help: "Rounds of the AudioGraph rows and the plain client, alternating (A, plain, A, plain…): the callback ratio is then the median of the rounds' ratios, which a shared machine's drift moves less than one pair. The table shows round 1.")
+    var rounds: Int = 1
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
     @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
@@ -57,6 +59,7 @@ struct Live: ParsableCommand {
         _ = try parsedList(periods, "periods", 16...8192)
         _ = try parsedList(sources, "sources", 1...64)
         if !(1...2).contains(toneChannels) { throw ValidationError("--tone-channels must be 1 or 2") }
+        if !(1...50).contains(rounds) { throw ValidationError("--rounds must be in 1…50") }
     }
 
     func run() throws {
@@ -85,6 +88,9 @@ struct Live: ParsableCommand {
         print("")
 
         var summary: [(period: Int, rows: [LiveRow])] = []
+        /// Per period, per round after the first: the AudioGraph rows (in
+        /// `sourceList` order) and the plain client's.
+        var laterRounds: [Int: [(audioGraph: [LiveRow], plain: LiveRow)]] = [:]
         for period in periodList {
             let name = "agraph-bench-\(getpid())-\(period)"
             let server: JACKServer
@@ -124,6 +130,18 @@ struct Live: ParsableCommand {
             }
             rows.append(runPlain(server: name, window: window, observer: observer))
             progress(rows.last!)
+            if rounds > 1 {
+                for round in 2...rounds {
+                    var these: [LiveRow] = []
+                    for n in sourceList {
+                        these.append(runAudioGraph(sources: n, server: name, window: window))
+                        progress(these.last!, round: round)
+                    }
+                    let plain = runPlain(server: name, window: window, observer: observer)
+                    progress(plain, round: round)
+                    laterRounds[period, default: []].append((these, plain))
+                }
+            }
 
             let ecaName = "ecasound (8 × tone,sine → jack)"
             if let ecasound {
@@ -221,6 +239,28 @@ struct Live: ParsableCommand {
                       + "\(formatFixed(a / 1000, 2)) µs, plain client \(formatFixed(p / 1000, 2)) µs: "
                       + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met"))" : ""))
             }
+            if let later = laterRounds[period] {
+                // Every round's ratio, then their median.
+                let median = { (xs: [UInt32]) -> Double? in xs.isEmpty ? nil : percentile(xs.sorted(), 50) }
+                for n in sourceList {
+                    var ratios: [Double] = []
+                    var parts: [String] = []
+                    let first = rows.first(where: { $0.name == audioGraphRowName(n) })
+                    let pairs = [(first, plain)] + later.map { r in (r.audioGraph.first(where: { $0.name == audioGraphRowName(n) }), r.plain) }
+                    for (a, b) in pairs {
+                        guard let a, let am = median(a.callback), let bm = median(b.callback) else { parts.append("-"); continue }
+                        ratios.append(am / bm)
+                        parts.append("\(formatFixed(am / 1000, 2))/\(formatFixed(bm / 1000, 2)) µs \(formatFixed(am / bm, 2))×")
+                    }
+                    guard !ratios.isEmpty else { continue }
+                    let sortedRatios = ratios.sorted()
+                    let m = sortedRatios[(sortedRatios.count - 1) / 2]
+                    print("  \(rounds) rounds, \(n) source\(n == 1 ? "" : "s"), callback medians AudioGraph/plain per round: "
+                          + parts.joined(separator: ", "))
+                    print("  median of the rounds' ratios, period \(period), \(n) source\(n == 1 ? "" : "s"): \(formatFixed(m, 2))×"
+                          + (n == 8 && period == 128 ? " (aim ≤ 1.5×: \(m <= 1.5 ? "met" : "NOT met"))" : ""))
+                }
+            }
             if let row = rows.first(where: { $0.name == chainRowName }), !row.callback.isEmpty {
                 let a = percentile(row.callback.sorted(), 50)
                 let cpu = row.processCPU.map { formatFixed($0, 1) } ?? "-"
@@ -233,9 +273,9 @@ struct Live: ParsableCommand {
         if !failed.isEmpty { throw ExitCode.failure }
     }
 
-    func progress(_ row: LiveRow) {
+    func progress(_ row: LiveRow, round: Int = 1) {
         let cpu = row.processCPU.map { "\(formatFixed($0, 1)) µs/cycle" } ?? "-"
-        print("  \(row.name): process CPU \(cpu)\(row.note.isEmpty ? "" : "; \(row.note)")")
+        print("  \(row.name)\(round > 1 ? " (round \(round))" : ""): process CPU \(cpu)\(row.note.isEmpty ? "" : "; \(row.note)")")
         fflush(nil)
     }
 
