@@ -39,6 +39,13 @@ extension MediaTests {
         let m4a = dir.file("\(name).m4a")
         let r = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", adts, "-c", "copy", m4a])
         guard r.status == 0 else { throw XCTSkip("ffmpeg could not put \(name) in an M4A: \(r.stderr)") }
+        // libavcodec's SBR and PS readers log what they cannot read (a bad
+        // header, an over-read, an illegal IID) as errors: there are none.
+        for media in [adts, m4a] {
+            let check = try runTool(ffmpeg, ["-nostdin", "-v", "error", "-i", media, "-f", "null", "-"])
+            XCTAssertEqual(check.status, 0, "\(media): \(check.stderr)")
+            XCTAssertEqual(check.stderr, "", "\(media): libavcodec's complaints")
+        }
         return HEFiles(adts: adts, m4a: m4a, stream: stream, original: original)
     }
 
@@ -136,6 +143,7 @@ extension MediaTests {
             let out = try decode(media, tag: "hev2-" + container)
             XCTAssertEqual(out.channels, 2, "\(label): parametric stereo makes two channels of the mono core")
             guard out.channels == 2 else { continue }
+            XCTAssertFalse(out.run.stderr.contains("damaged"), "\(label): \(out.run.stderr)")
             try checkSameAsFFmpeg(out, media: media, files: files, channels: 1, label: label)
             let left = level(out.samples, channels: 2, channel: 0, frequency: Self.frequencies[0])
             let right = level(out.samples, channels: 2, channel: 1, frequency: Self.frequencies[0])
