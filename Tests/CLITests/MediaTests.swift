@@ -215,12 +215,27 @@ final class MediaTests: XCTestCase {
     }
 
     /// A seek (here `start`) lands on the exact sample: the output equals
-    /// the output of decoding from the start, from that sample on.
+    /// the output of decoding from the start, from that sample on. HE-AAC
+    /// and HE-AACv2 (ADTS and M4A, see MediaTests+HEAAC.swift) as well:
+    /// the SBR and PS headers in every frame restart the decoder's SBR.
     func testStartLandsOnTheExactSampleOfAFullDecode() throws {
         let seekable = Self.codecs.filter { ["AAC in MP4", "E-AC-3 in MP4", "E-AC-3 (raw)", "Opus in Ogg", "MP3"].contains($0.name) }
+        var cases: [(name: String, file: String, media: String, channels: Int)] = []
         for codec in seekable {
             let (wav, _) = try source(channels: codec.channels, seconds: 3)
             let media = try encode(wav, channels: codec.channels, to: "seek-" + codec.file, codec.arguments, layout51: codec.layout51)
+            cases.append((codec.name, codec.file, media, codec.channels))
+        }
+        let he = try heaac(channels: 2, seconds: 3, writer: HEAACStreamWriter(envelope: Self.heEnvelope), name: "seek-he")
+        let v2 = try heaac(channels: 1, seconds: 3, writer: HEAACStreamWriter(envelope: [Self.heEnvelope[0]], parametricStereo: Self.hePan),
+                           name: "seek-hev2")
+        for (files, profile) in [(he, "HE-AAC"), (v2, "HE-AACv2")] {
+            for (container, media) in files.files {
+                cases.append(("\(profile) in \(container)", URL(fileURLWithPath: media).lastPathComponent, media, 2))
+            }
+        }
+        for codec in cases {
+            let media = codec.media
             let full = try decode(media, tag: "full-" + codec.file)
             for (seconds, frame) in [(0.775, 37_200), (1.2345, 59_256)] {
                 let part = try decode(media, params: "\"start\": \(seconds)", tag: "start-\(frame)-" + codec.file)

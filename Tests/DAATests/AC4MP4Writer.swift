@@ -1,4 +1,5 @@
 import AC4
+import TestSupport
 
 /// A small ISO BMFF (MP4) writer for the tests: one audio track of raw AC-4
 /// frames, as ETSI TS 103 190-2 Annex E binds AC-4 to the ISO base media
@@ -150,18 +151,4 @@ enum AC4MP4Writer {
 struct AC4MP4WriterError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Bits most significant first; `bytes` pads the last byte with zeros.
-struct BitWriter {
-    private(set) var bytes: [UInt8] = []
-    private var used = 8
-
-    mutating func put(_ value: Int, _ count: Int) {
-        for i in stride(from: count - 1, through: 0, by: -1) {
-            if used == 8 { bytes.append(0); used = 0 }
-            if value >> i & 1 == 1 { bytes[bytes.count - 1] |= UInt8(0x80) >> UInt8(used) }
-            used += 1
-        }
-    }
 }
