@@ -205,10 +205,23 @@ final class MediaCursor: CompressedFrameCursor {
     /// Decoding restarts this long before a seek target, so that the
     /// decoder's state (MDCT overlap, MP3's bit reservoir, Opus's pre-roll)
     /// has settled by the target: 80 ms or the codec's own pre-roll, at
-    /// least four frames.
+    /// least four frames. HE-AAC and HE-AACv2: 1.1 s, because a decoder
+    /// opened afresh (`start`) applies SBR only from the first SBR header
+    /// it reads, and encoders repeat that header only about once a second
+    /// (FDK AAC's default); a shorter pre-roll leaves the band above the
+    /// crossover out from the target up to the next header.
     var preroll: Int {
         let frame = stream.info.frameSize > 0 ? stream.info.frameSize : 2048
-        return max(graphSamples(coded: 4 * frame), Int(0.08 * graphRate))
+        let base = max(graphSamples(coded: 4 * frame), Int(0.08 * graphRate))
+        return Self.carriesSBR(stream.info) ? max(base, Int(Self.sbrHeaderInterval * graphRate)) : base
+    }
+
+    /// How far back an SBR header is sure to be found, in seconds.
+    static let sbrHeaderInterval = 1.1
+
+    /// An AAC stream with spectral band replication (HE-AAC, HE-AACv2).
+    static func carriesSBR(_ info: CompressedStreamInfo) -> Bool {
+        info.codec == "aac" && (info.profile == Int(FF_PROFILE_AAC_HE) || info.profile == Int(FF_PROFILE_AAC_HE_V2))
     }
 
     func seek(toSample sample: Int) -> Int? {

@@ -50,11 +50,13 @@ extension MediaTests {
     }
 
     /// The mean square of channel `c` between `low` and `high` Hz over the
-    /// middle second, in dB (full scale ±1 squared).
-    func bandPower(_ samples: [Float], channels: Int, channel c: Int, from low: Double, to high: Double) -> Double {
+    /// middle second (or `frames`, a range of frames), in dB (full scale ±1
+    /// squared).
+    func bandPower(_ samples: [Float], channels: Int, channel c: Int, from low: Double, to high: Double,
+                   frames: Range<Int>? = nil) -> Double {
         let x = deinterleave(samples, channels: channels, channel: c)
-        let from = max(0, x.count / 2 - Int(Self.rate / 2))
-        let window = Array(x[from..<min(x.count, from + Int(Self.rate))])
+        let from = frames?.lowerBound ?? max(0, x.count / 2 - Int(Self.rate / 2))
+        let window = Array(x[from..<min(x.count, frames?.upperBound ?? from + Int(Self.rate))])
         let size = 1024
         let power = SignalAnalysis.powerSpectrum(window, fftSize: size)
         var sum = 0.0
@@ -154,6 +156,41 @@ extension MediaTests {
                 let band = bandPower(out.samples, channels: 2, channel: c, from: Self.sbrMeasured.low, to: Self.sbrMeasured.high)
                 XCTAssertEqual(band, Self.sbrExpected(envelope: Self.heEnvelope[0], gain: gain), accuracy: 1,
                                "\(label): channel \(c)'s SBR band, panned")
+            }
+        }
+    }
+
+    /// `start` on an HE-AAC stream whose SBR header comes once a second (23
+    /// frames, FDK AAC's default at 48 kHz), with the target well past one
+    /// header and far before the next: the band above the crossover is
+    /// there from the target on, as in the full decode (a decoder opened
+    /// afresh decodes no SBR before it has read a header, so the pre-roll
+    /// reaches back to one). Each quarter second after the target is
+    /// judged on its own.
+    func testStartOnHEAACWithASparseSBRHeaderHasTheBandFromTheTarget() throws {
+        let writer = HEAACStreamWriter(envelope: Self.heEnvelope, headerPeriod: 23)
+        let files = try heaac(channels: 2, seconds: 3, writer: writer, name: "sparse-he")
+        // Headers in frames 0, 23, 46, 69; the target 1.25 s (output
+        // 60 000 + 2 048 of priming) is in frame 30.
+        let (seconds, frame) = (1.25, 60_000)
+        for (container, media) in files.files {
+            let label = "HE-AAC in \(container), SBR header every 23 frames"
+            let full = try decode(media, tag: "sparse-full-" + container)
+            let part = try decode(media, params: "\"start\": \(seconds)", tag: "sparse-start-" + container)
+            XCTAssertEqual(part.samples.count, full.samples.count - frame * 2, "\(label): length from \(seconds) s")
+            guard part.channels == 2, full.channels == 2 else { continue }
+            for c in 0..<2 {
+                let sbr = Self.sbrExpected(envelope: Self.heEnvelope[c])
+                for quarter in 0..<4 {
+                    let window = (quarter * 12_000)..<((quarter + 1) * 12_000)
+                    let band = bandPower(part.samples, channels: 2, channel: c, from: Self.sbrMeasured.low, to: Self.sbrMeasured.high,
+                                         frames: window)
+                    let reference = bandPower(full.samples, channels: 2, channel: c, from: Self.sbrMeasured.low,
+                                              to: Self.sbrMeasured.high, frames: (window.lowerBound + frame)..<(window.upperBound + frame))
+                    XCTAssertEqual(reference, sbr, accuracy: 1, "\(label): channel \(c)'s SBR band in the full decode")
+                    XCTAssertEqual(band, sbr, accuracy: 1,
+                                   "\(label): channel \(c)'s SBR band \(quarter * 250)–\((quarter + 1) * 250) ms after the target")
+                }
             }
         }
     }

@@ -83,11 +83,17 @@ public struct HEAACStreamWriter: Sendable {
     /// The IID index of a parametric stereo extension (coarse table,
     /// −3…3: 0, ±2, ±4, ±7 dB, positive louder on the left); nil: no PS.
     public var parametricStereo: Int?
+    /// The SBR header goes in every `headerPeriod`-th frame, the first
+    /// included (1: every frame). Encoders repeat it less often: FDK AAC's
+    /// default is about once a second (23 frames at 48 kHz); a decoder
+    /// started between two headers decodes no SBR until the next one.
+    public var headerPeriod: Int
 
-    public init(envelope: [Int], noiseFloor: Int = 0, parametricStereo: Int? = nil) {
+    public init(envelope: [Int], noiseFloor: Int = 0, parametricStereo: Int? = nil, headerPeriod: Int = 1) {
         self.envelope = envelope
         self.noiseFloor = noiseFloor
         self.parametricStereo = parametricStereo
+        self.headerPeriod = headerPeriod
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -109,6 +115,7 @@ public struct HEAACStreamWriter: Sendable {
         guard envelope.allSatisfy({ (0...127).contains($0) }) else { throw Failure("envelope values are 7-bit (0…127)") }
         guard (0...30).contains(noiseFloor) else { throw Failure("the noise floor is 0…30") }
         if let pan = parametricStereo, !(-3...3).contains(pan) { throw Failure("the IID index is −3…3") }
+        guard headerPeriod >= 1 else { throw Failure("the header period is at least 1 frame") }
         var out: [UInt8] = []
         out.reserveCapacity(adts.count + adts.count / 8)
         var at = 0, frames = 0
@@ -127,7 +134,7 @@ public struct HEAACStreamWriter: Sendable {
             guard envelope.count == channels else { throw Failure("\(envelope.count) envelope values for \(channels) channels") }
             guard parametricStereo == nil || channels == 1 else { throw Failure("parametric stereo needs a mono core") }
             guard length > 7, at + length <= adts.count else { throw Failure("frame \(frames): length \(length) past the end") }
-            let body = try Self.addSBR(to: Array(adts[(at + 7)..<(at + length)]), payload: sbrExtension(channels: channels),
+            let body = try Self.addSBR(to: Array(adts[(at + 7)..<(at + length)]), payload: sbrExtension(channels: channels, header: frames % headerPeriod == 0),
                                        frame: frames)
             let total = body.count + 7
             guard total < 1 << 13 else { throw Failure("frame \(frames) too long for ADTS") }
@@ -176,11 +183,17 @@ public struct HEAACStreamWriter: Sendable {
     }
 
     /// sbr_extension_data for one SCE (`channels` 1) or CPE (2), after the
-    /// extension type.
-    func sbrExtension(channels: Int) -> BitWriter {
+    /// extension type, with or without the SBR header.
+    func sbrExtension(channels: Int, header: Bool) -> BitWriter {
         var w = BitWriter()
-        w.put(1, 1)                         // bs_header_flag
-        // sbr_header
+        w.put(header ? 1 : 0, 1)            // bs_header_flag
+        if header { Self.sbrHeader(&w) }
+        sbrData(&w, channels: channels)
+        return w
+    }
+
+    /// sbr_header.
+    static func sbrHeader(_ w: inout BitWriter) {
         w.put(0, 1)                         // bs_amp_res
         w.put(8, 4)                         // bs_start_freq: k0 = 11 + 5 = 16
         w.put(15, 4)                        // bs_stop_freq: k2 = 3·k0 = 48
@@ -195,7 +208,10 @@ public struct HEAACStreamWriter: Sendable {
         w.put(3, 2)                         // bs_limiter_gains: off
         w.put(1, 1)                         // bs_interpol_freq
         w.put(1, 1)                         // bs_smoothing_mode
-        // sbr_data
+    }
+
+    /// sbr_data: an SCE's (with the PS extension when asked) or a CPE's.
+    func sbrData(_ w: inout BitWriter, channels: Int) {
         if channels == 1 {
             // sbr_single_channel_element
             w.put(0, 1)                     // bs_data_extra
@@ -241,7 +257,6 @@ public struct HEAACStreamWriter: Sendable {
             w.put(0, 2)                     // bs_add_harmonic_flag (left, right)
             w.put(0, 1)                     // bs_extended_data
         }
-        return w
     }
 
     /// sbr_grid: FIXFIX, one envelope, low frequency resolution.
