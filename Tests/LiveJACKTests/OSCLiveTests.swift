@@ -303,6 +303,38 @@ final class OSCLiveTests: LiveTestCase {
                       "the end event: \(Self.dumpLines(dumpFile).suffix(5).map(\.text))")
     }
 
+    /// The JACK server going away (jackd stopped, agraph run without
+    /// `--reconnect`): a subscriber gets `/agraph/event/shutdown` before
+    /// agraph exits (non-zero, saying so).
+    func testTheServerGoingAwayReachesASubscriberBeforeAgraphExits() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let cli = try startAgraphRun(try writeGraph(Self.graph()), server: server, ["--quiet", "--osc", "0"])
+        defer { cli.kill() }
+        let port = try oscPort(cli)
+        let dumpPort = try OSCTestClient().port
+        let dumpFile = dir.file("oscdump-shutdown.txt")
+        let dump = try ChildProcess(["oscdump", "-L", String(dumpPort)], stdout: .file(dumpFile), stderr: .sameAsStdout)
+        defer {
+            dump.send(SIGTERM)
+            dump.waitUntilExit()
+        }
+        usleep(200_000)
+        try oscsend(port, "/agraph/subscribe", "ss", "events", "osc.udp://127.0.0.1:\(dumpPort)/")
+        // Subscribed once a pause comes back as an event; then play on.
+        try oscsend(port, "/agraph/pause")
+        XCTAssertTrue(waitUntil(timeout: LiveTiming.seconds(5)) { Self.dumpLines(dumpFile).contains { $0.address == "/agraph/event/state" } },
+                      "the pause event: \(Self.dumpLines(dumpFile).map(\.text))")
+        try oscsend(port, "/agraph/play")
+
+        server.stop()
+        XCTAssertNotNil(cli.waitForStderr("agraph: the JACK server shut down", timeout: 10), cli.stderr)
+        XCTAssertTrue(cli.waitForExit(timeout: 15), cli.stderr)
+        XCTAssertEqual(cli.status, 1, cli.stderr)
+        XCTAssertTrue(waitUntil(timeout: 2) { Self.dumpLines(dumpFile).contains { $0.address == "/agraph/event/shutdown" } },
+                      "the shutdown event: \(Self.dumpLines(dumpFile).suffix(5).map(\.text))")
+    }
+
     // MARK: malformed traffic
 
     /// Garbage datagrams, unknown addresses, wrong types and missing

@@ -306,6 +306,42 @@ final class OSCServerTests: XCTestCase {
         XCTAssertNil(client.next("/agraph/event/xrun", timeout: 0.3))
     }
 
+    /// An underrun, as `/agraph/event/underrun` with the node and its
+    /// total: a `file` source whose reader never runs (no worker thread is
+    /// started here) finds its ring empty in every block, so each block
+    /// rendered is one underrun, exactly.
+    func testUnderrunsArriveAsEventsWithTheNodeAndItsTotal() throws {
+        let dir = try TemporaryDirectory("agraph-osc-underrun")
+        let wav = dir.file("tone.wav")
+        try writeSoundFile(wav, format: .wavFloat32, channels: 1, sampleRate: 48000,
+                           samples: Synth.sine(frequency: 1000, amplitude: 0.25, sampleRate: 48000, frames: 48000))
+        let json = """
+            {"format": "agraph/1", "name": "underrun", "sampleRate": 48000, "nodes": [
+              {"id": "src", "type": "file", "params": {"path": "\(wav)"}}, {"id": "sink", "type": "null"}],
+             "links": [{"from": "src", "to": "sink"}]}
+            """
+        let graph = try GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "underrun.json", directory: dir.path).get()
+        let starved = try GraphCompiler.compile(graph, maxFrames: 1024)
+        let starvedHost = ScriptedHost()  // the control surface holds its host weakly
+        let server = try OSCServer(control: ControlSurface(compiled: starved, host: starvedHost), port: 0)
+        defer { server.stop() }
+        XCTAssertNotNil(client.ask(OSCMessage("/agraph/subscribe", [.string("events")]), port: server.port, reply: "/agraph/ok"))
+        XCTAssertNil(client.next("/agraph/event/underrun", timeout: 0.2), "no underrun before a block is rendered")
+        for _ in 0..<3 { starved.engine.render(frames: 256) }
+        let counter = try XCTUnwrap(starved.engine.node("src") as? UnderrunCounting)
+        XCTAssertEqual(counter.underrunCount, 3)
+        // One event per poll that saw the total grow: the last says 3.
+        var seen: [OSCMessage] = []
+        while let m = client.next("/agraph/event/underrun", timeout: 2) {
+            seen.append(m)
+            if m.arguments.last == .int32(3) { break }
+        }
+        XCTAssertEqual(seen.last?.arguments, [.string("src"), .int32(3)], "\(seen)")
+        XCTAssertTrue(seen.allSatisfy { $0.arguments.first == .string("src") }, "\(seen)")
+        XCTAssertNil(client.next("/agraph/event/underrun", timeout: 0.2), "nothing more while no block is rendered")
+        withExtendedLifetime(starvedHost) {}
+    }
+
     /// A playlist's items starting and ending, as `/agraph/event/item`
     /// (the playlist decodes through the `ffmpeg` plugin, as in agraph).
     func testPlaylistItemsArriveAsEvents() throws {
