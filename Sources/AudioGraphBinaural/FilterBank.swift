@@ -122,9 +122,14 @@ final class FilterBuilder {
         let n = set.filterLength
         let scale = 1 / Float(g.fftLength)  // the inverse DFT is unscaled
         lastMeasurements.removeAll(keepingCapacity: true)
-        for (c, direction) in directions.enumerated() {
-            let r = orientation.relative(azimuth: direction.azimuth, elevation: direction.elevation)
-            let delays = set.filter(azimuth: r.azimuth, elevation: r.elevation, interpolate: interpolate, left: left, right: right)
+        // Every channel's responses in one call (with `interpolate`, one
+        // resampling for all of them).
+        let relative = directions.map { orientation.relative(azimuth: $0.azimuth, elevation: $0.elevation) }
+        let all = set.filters(for: relative.map { (azimuth: $0.azimuth, elevation: $0.elevation) }, interpolate: interpolate)
+        for c in directions.indices {
+            let delays = (left: all[c].delays.left, right: all[c].delays.right, measurement: all[c].measurement)
+            all[c].left.withUnsafeBufferPointer { Kernels.copy($0.baseAddress!, to: left, count: n) }
+            all[c].right.withUnsafeBufferPointer { Kernels.copy($0.baseAddress!, to: right, count: n) }
             lastMeasurements.append(delays.measurement)
             for ear in 0..<2 {
                 let ir = ear == 0 ? left : right

@@ -162,29 +162,39 @@ public final class HRTFSet: @unchecked Sendable {
     /// the same resampler and procedure as for a whole set. nil when
     /// libmysofa refuses. [any thread but the audio thread]
     static func resample(_ pair: UnsafePointer<Float>, length: Int, from: Float, to: Float) -> [Float]? {
-        if from == to { return Array(UnsafeBufferPointer(start: pair, count: 2 * length)) }
+        resample(pairs: pair, count: 1, length: length, from: from, to: to)
+    }
+
+    /// `count` pairs of responses (left, right; `length` samples each, one
+    /// after another) resampled in one libmysofa call: its resampler is set
+    /// up once (the sinc table is most of the cost of one pair), then reset
+    /// before each response, so each comes out as it would alone. The
+    /// pairs at the new rate, one after another. [any thread]
+    static func resample(pairs: UnsafePointer<Float>, count: Int, length: Int, from: Float, to: Float) -> [Float]? {
+        let values = 2 * count * length
+        if from == to { return Array(UnsafeBufferPointer(start: pairs, count: values)) }
         // mysofa_resample frees DataIR.values and puts a malloc'd array in
         // its place: hand it malloc'd memory and free what it returns.
-        guard let raw = malloc(2 * length * MemoryLayout<Float>.size) else { return nil }
-        let ir = raw.bindMemory(to: Float.self, capacity: 2 * length)
-        ir.update(from: pair, count: 2 * length)
+        guard count > 0, let raw = malloc(values * MemoryLayout<Float>.size) else { return nil }
+        let ir = raw.bindMemory(to: Float.self, capacity: values)
+        ir.update(from: pairs, count: values)
         var rate = from
         return withUnsafeMutablePointer(to: &rate) { ratePointer -> [Float]? in
-            var one = MYSOFA_HRTF()
-            one.I = 1
-            one.C = 3
-            one.R = 2
-            one.E = 1
-            one.N = UInt32(length)
-            one.M = 1
-            one.DataSamplingRate.values = ratePointer
-            one.DataSamplingRate.elements = 1
-            one.DataIR.values = ir
-            one.DataIR.elements = UInt32(2 * length)
-            let rc = mysofa_resample(&one, to)
-            defer { free(one.DataIR.values) }
-            guard rc == 0, let out = one.DataIR.values, one.N > 0, one.DataIR.elements == 2 * one.N else { return nil }
-            return Array(UnsafeBufferPointer(start: out, count: 2 * Int(one.N)))
+            var set = MYSOFA_HRTF()
+            set.I = 1
+            set.C = 3
+            set.R = 2
+            set.E = 1
+            set.N = UInt32(length)
+            set.M = UInt32(count)
+            set.DataSamplingRate.values = ratePointer
+            set.DataSamplingRate.elements = 1
+            set.DataIR.values = ir
+            set.DataIR.elements = UInt32(values)
+            let rc = mysofa_resample(&set, to)
+            defer { free(set.DataIR.values) }
+            guard rc == 0, let out = set.DataIR.values, set.N > 0, set.DataIR.elements == 2 * UInt32(count) * set.N else { return nil }
+            return Array(UnsafeBufferPointer(start: out, count: Int(set.DataIR.elements)))
         }
     }
 
@@ -199,30 +209,21 @@ public final class HRTFSet: @unchecked Sendable {
     /// [main-thread or worker-thread; takes a lock]
     public func filter(azimuth: Double, elevation: Double, interpolate: Bool,
                        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> (left: Int, right: Int, measurement: Int) {
-        var c: [Float] = [Float(azimuth), Float(elevation), radius]
-        mysofa_s2c(&c)
-        var delays: [Float] = [0, 0]
+        var delays: (Float, Float) = (0, 0)
         var nearest = -1
         let n = filterLength
         lock.withLock { cache in
-            var q = c
-            nearest = Int(mysofa_lookup(lookup, &q))
-            guard nearest >= 0, nearest < measurements, let neighbours = mysofa_neighborhood(neighborhood, Int32(nearest)) else {
+            guard let found = interpolated(azimuth: azimuth, elevation: elevation, atNearest: !interpolate, into: scratch) else {
                 Kernels.fill(left, count: n, value: 0)
                 Kernels.fill(right, count: n, value: 0)
                 return
             }
-            if !interpolate {
-                // As mysofa_getfilter_float_nointerp: at the nearest
-                // measurement's own position, libmysofa returns its data.
-                for k in 0..<3 { c[k] = hrtf.pointee.SourcePosition.values[nearest * 3 + k] }
-            }
-            guard let response = mysofa_interpolate(hrtf, &c, Int32(nearest), neighbours, scratch, &delays) else { return }
+            (nearest, delays) = (found.measurement, found.delays)
             let resampled: [Float]?
             if !interpolate, let kept = cache[nearest] {
                 resampled = kept
             } else {
-                resampled = Self.resample(response, length: fileLength, from: Float(fileSampleRate), to: Float(sampleRate))
+                resampled = Self.resample(scratch, length: fileLength, from: Float(fileSampleRate), to: Float(sampleRate))
                 if !interpolate { cache[nearest] = resampled }
             }
             resampled.map { r in
@@ -239,9 +240,85 @@ public final class HRTFSet: @unchecked Sendable {
         }
         Kernels.scale(left, count: n, gain: gain)
         Kernels.scale(right, count: n, gain: gain)
+        return (wholeSamples(delays.0), wholeSamples(delays.1), nearest)
+    }
+
+    /// The direction's pair of responses at the file's rate (libmysofa's
+    /// interpolation between the nearest measurement and its neighbours,
+    /// or with `atNearest` the nearest's own data, as
+    /// `mysofa_getfilter_float_nointerp`), written to `into` (2 ×
+    /// `fileLength`); its delays (file rate) and the nearest measurement;
+    /// nil when no measurement is found. [under `lock`]
+    private func interpolated(azimuth: Double, elevation: Double, atNearest: Bool,
+                              into: UnsafeMutablePointer<Float>) -> (delays: (Float, Float), measurement: Int)? {
+        var c: [Float] = [Float(azimuth), Float(elevation), radius]
+        mysofa_s2c(&c)
+        var q = c
+        let nearest = Int(mysofa_lookup(lookup, &q))
+        guard nearest >= 0, nearest < measurements, let neighbours = mysofa_neighborhood(neighborhood, Int32(nearest)) else { return nil }
+        if atNearest {
+            // At the nearest measurement's own position libmysofa returns its data.
+            for k in 0..<3 { c[k] = hrtf.pointee.SourcePosition.values[nearest * 3 + k] }
+        }
+        var delays: [Float] = [0, 0]
+        guard let response = mysofa_interpolate(hrtf, &c, Int32(nearest), neighbours, scratch, &delays) else { return nil }
+        if response != into { into.update(from: response, count: 2 * fileLength) }
+        return ((delays[0], delays[1]), nearest)
+    }
+
+    /// A delay in samples at the file's rate as whole samples at
+    /// `sampleRate` (negative or unknown: 0). [any thread]
+    private func wholeSamples(_ d: Float) -> Int {
         let factor = Float(sampleRate) / Float(fileSampleRate)
-        func whole(_ d: Float) -> Int { (d * factor).isFinite && d > 0 ? min(Int((d * factor).rounded()), maximumDelay) : 0 }
-        return (whole(delays[0]), whole(delays[1]), nearest)
+        return (d * factor).isFinite && d > 0 ? min(Int((d * factor).rounded()), maximumDelay) : 0
+    }
+
+    /// One direction's responses at `sampleRate`, as `filter` gives them.
+    public struct Responses: Sendable {
+        public var left: [Float]
+        public var right: [Float]
+        public var delays: (left: Int, right: Int)
+        public var measurement: Int
+    }
+
+    /// The responses for several directions at once (a head rotation's
+    /// whole set of channels): each as `filter` gives it, but with
+    /// `interpolate` the interpolated responses are resampled together in
+    /// one libmysofa call, which sets its resampler up once instead of once
+    /// per direction (about a fifth less time for 7.1 at 48 kHz from a
+    /// 44.1 kHz set). [main-thread or worker-thread; takes a lock]
+    public func filters(for directions: [(azimuth: Double, elevation: Double)], interpolate: Bool) -> [Responses] {
+        let n = filterLength
+        guard interpolate, !directions.isEmpty else {
+            let left = UnsafeMutablePointer<Float>.allocate(capacity: n), right = UnsafeMutablePointer<Float>.allocate(capacity: n)
+            defer { left.deallocate(); right.deallocate() }
+            return directions.map { d in
+                let r = filter(azimuth: d.azimuth, elevation: d.elevation, interpolate: interpolate, left: left, right: right)
+                return Responses(left: Array(UnsafeBufferPointer(start: left, count: n)), right: Array(UnsafeBufferPointer(start: right, count: n)),
+                                 delays: (r.left, r.right), measurement: r.measurement)
+            }
+        }
+        let pair = 2 * fileLength
+        let pairs = UnsafeMutablePointer<Float>.allocate(capacity: directions.count * pair)
+        defer { pairs.deallocate() }
+        pairs.initialize(repeating: 0, count: directions.count * pair)
+        var found = [(delays: (Float, Float), measurement: Int)?](repeating: nil, count: directions.count)
+        let resampled: [Float]? = lock.withLock { _ -> [Float]? in
+            for (i, d) in directions.enumerated() {
+                found[i] = interpolated(azimuth: d.azimuth, elevation: d.elevation, atNearest: false, into: pairs + i * pair)
+            }
+            return Self.resample(pairs: pairs, count: directions.count, length: fileLength,
+                                 from: Float(fileSampleRate), to: Float(sampleRate))
+        }
+        return directions.indices.map { i in
+            guard let f = found[i], let r = resampled, r.count == directions.count * 2 * n else {
+                return Responses(left: [Float](repeating: 0, count: n), right: [Float](repeating: 0, count: n), delays: (0, 0),
+                                 measurement: found[i]?.measurement ?? -1)
+            }
+            let base = i * 2 * n
+            return Responses(left: r[base..<(base + n)].map { $0 * gain }, right: r[(base + n)..<(base + 2 * n)].map { $0 * gain },
+                             delays: (wholeSamples(f.delays.0), wholeSamples(f.delays.1)), measurement: f.measurement)
+        }
     }
 
     /// libmysofa's error code in words.

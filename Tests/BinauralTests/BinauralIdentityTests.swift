@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioGraphBinaural
 import CMySOFA
 import Foundation
 import TestSupport
@@ -130,6 +131,34 @@ final class BinauralIdentityTests: XCTestCase {
             let nearest = set.response(set.nearest(azimuth: azimuth, elevation: 0), ear: 0)
             let difference = zip(left, nearest).map { abs(Double($0 * g) - Double($1)) }.max() ?? 0
             XCTAssertGreaterThan(difference, 1e-3, "\(azimuth)° lies between measurements: interpolation changes the response")
+        }
+    }
+
+    /// A rotation's rebuild takes every channel's responses in one call
+    /// (`filters(for:interpolate:)`, one resampling for all of them at
+    /// another rate): each direction's responses, delays and nearest
+    /// measurement are the ones `filter` gives for it alone, which the
+    /// tests above hold to libmysofa's.
+    func testAllChannelsAtOnceAreEachChannelsOwnResponses() throws {
+        let set = try HRTFSets.open(path: defaultSOFA, sampleRate: 48000).get()
+        let directions: [(azimuth: Double, elevation: Double)] = [(30, 0), (-30, 0), (0, 0), (110, 0), (-110, 0), (32, 10), (-77.5, -5), (181, 0)]
+        let n = set.filterLength
+        var left = [Float](repeating: 0, count: n), right = left
+        for interpolate in [true, false] {
+            let all = set.filters(for: directions, interpolate: interpolate)
+            XCTAssertEqual(all.count, directions.count)
+            for (i, d) in directions.enumerated() {
+                let one = set.filter(azimuth: d.azimuth, elevation: d.elevation, interpolate: interpolate, left: &left, right: &right)
+                let label = "\(d.azimuth)°, \(d.elevation)°, interpolate \(interpolate)"
+                XCTAssertEqual(all[i].measurement, one.measurement, label)
+                XCTAssertEqual(all[i].delays.left, one.left, label)
+                XCTAssertEqual(all[i].delays.right, one.right, label)
+                let peak = max(left.map(abs).max() ?? 0, right.map(abs).max() ?? 0)
+                XCTAssertGreaterThan(peak, 0, label)
+                let difference = max(zip(all[i].left, left).map { abs($0 - $1) }.max() ?? .infinity,
+                                     zip(all[i].right, right).map { abs($0 - $1) }.max() ?? .infinity)
+                XCTAssertLessThanOrEqual(difference, 1e-6 * peak, label)
+            }
         }
     }
 
