@@ -285,6 +285,10 @@ final class BinauralRenderNode: RenderNode {
         let slots = FilterSlots(geometry: geometry)
         let builder = try FilterBuilder(set: set, directions: convolved.map { directions[$0] }, interpolate: interpolate, slots: slots)
         builder.build(orientation, into: 0)
+        // Live and interpolating: a head tracker's changes then need no
+        // resampling per filter set, once the set is resampled whole (in
+        // the background, about half a second; until then as before).
+        if live && interpolate { set.startResamplingWholeSet() }
         let handoff = BinauralHandoff()
         handoff.warmUp()
         convolver = try BinauralConvolver(geometry: geometry, slots: slots, handoff: handoff, convolved: convolved, lfe: lfe,

@@ -1,6 +1,7 @@
 import AudioGraphCore
 import AudioGraphNodeAPI
 import CMySOFA
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,6 +26,11 @@ import Glibc
 /// rate would have resampled it; the nearest measurements' are kept.
 /// (Resampling the whole set when it opens, as `mysofa_open` does, takes
 /// half a second for MIT KEMAR at 48 kHz; a renderer uses a few responses.)
+/// A renderer that interpolates while the head turns (live, `interpolate`)
+/// has the whole set resampled in the background
+/// (`startResamplingWholeSet`); from then on directions are interpolated
+/// at the graph's rate, as `mysofa_open` at that rate then
+/// `mysofa_getfilter_float` would, which needs no resampling per query.
 ///
 /// Directions are SOFA's: azimuth in degrees counter-clockwise from the
 /// front (positive to the left), elevation in degrees up from the
@@ -67,9 +73,20 @@ public final class HRTFSet: @unchecked Sendable {
     private let fileLength: Int
     /// The distance directions are looked up at.
     private let radius: Float
-    /// Per measurement taken nearest: its two responses at `sampleRate`
-    /// (left then right, unscaled). Behind `lock`.
-    private let lock = Locked<[Int: [Float]]>([:])
+    /// What the queries share, behind `lock`.
+    private struct Cache {
+        /// Per measurement taken nearest: its two responses at `sampleRate`
+        /// (left then right, unscaled).
+        var nearest: [Int: [Float]] = [:]
+        /// The whole set at `sampleRate`, once resampled: the file's set
+        /// with every response resampled (`DataIR` and `N` replaced;
+        /// positions and delays shared with `hrtf`), and its interpolation
+        /// output (2 × `filterLength`).
+        var atRate: (set: UnsafeMutablePointer<MYSOFA_HRTF>, values: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>)?
+    }
+    private let lock = Locked<Cache>(Cache())
+    /// `startResamplingWholeSet` was called. [any thread]
+    private let wholeSetStarted = Atomic<Bool>(false)
 
     /// Opens `path` for use at `sampleRate`. [main-thread or worker-thread]
     /// - Throws: `HRTFSetError` with libmysofa's reason.
@@ -147,10 +164,17 @@ public final class HRTFSet: @unchecked Sendable {
             throw HRTFSetError(path: path, reason: "the impulse responses nearest the front (measurement \(front)) are silent; the set cannot be normalised")
         }
         gain = Float(1 / (energy / 2).squareRoot())
-        lock.withLock { $0[front] = frontResponses }
+        lock.withLock { $0.nearest[front] = frontResponses }
     }
 
     deinit {
+        lock.withLock { cache in
+            if let a = cache.atRate {
+                a.set.deallocate()
+                a.values.deallocate()
+                a.scratch.deallocate()
+            }
+        }
         mysofa_neighborhood_free(neighborhood)
         mysofa_lookup_free(lookup)
         mysofa_free(hrtf)
@@ -213,18 +237,32 @@ public final class HRTFSet: @unchecked Sendable {
         var nearest = -1
         let n = filterLength
         lock.withLock { cache in
-            guard let found = interpolated(azimuth: azimuth, elevation: elevation, atNearest: !interpolate, into: scratch) else {
+            if let whole = cache.atRate {
+                // Interpolated (or taken) at the graph's rate already.
+                guard let found = interpolated(in: whole.set, azimuth: azimuth, elevation: elevation, atNearest: !interpolate,
+                                               fir: whole.scratch, length: n) else {
+                    Kernels.fill(left, count: n, value: 0)
+                    Kernels.fill(right, count: n, value: 0)
+                    return
+                }
+                (nearest, delays) = (found.measurement, found.delays)
+                Kernels.copy(whole.scratch, to: left, count: n)
+                Kernels.copy(whole.scratch + n, to: right, count: n)
+                return
+            }
+            guard let found = interpolated(in: hrtf, azimuth: azimuth, elevation: elevation, atNearest: !interpolate,
+                                           fir: scratch, length: fileLength) else {
                 Kernels.fill(left, count: n, value: 0)
                 Kernels.fill(right, count: n, value: 0)
                 return
             }
             (nearest, delays) = (found.measurement, found.delays)
             let resampled: [Float]?
-            if !interpolate, let kept = cache[nearest] {
+            if !interpolate, let kept = cache.nearest[nearest] {
                 resampled = kept
             } else {
                 resampled = Self.resample(scratch, length: fileLength, from: Float(fileSampleRate), to: Float(sampleRate))
-                if !interpolate { cache[nearest] = resampled }
+                if !interpolate { cache.nearest[nearest] = resampled }
             }
             resampled.map { r in
                 r.withUnsafeBufferPointer { b in
@@ -243,14 +281,15 @@ public final class HRTFSet: @unchecked Sendable {
         return (wholeSamples(delays.0), wholeSamples(delays.1), nearest)
     }
 
-    /// The direction's pair of responses at the file's rate (libmysofa's
-    /// interpolation between the nearest measurement and its neighbours,
-    /// or with `atNearest` the nearest's own data, as
-    /// `mysofa_getfilter_float_nointerp`), written to `into` (2 ×
-    /// `fileLength`); its delays (file rate) and the nearest measurement;
-    /// nil when no measurement is found. [under `lock`]
-    private func interpolated(azimuth: Double, elevation: Double, atNearest: Bool,
-                              into: UnsafeMutablePointer<Float>) -> (delays: (Float, Float), measurement: Int)? {
+    /// The direction's pair of responses in `set` (`hrtf`, at the file's
+    /// rate, or the whole set at the graph's; `length` samples each):
+    /// libmysofa's interpolation between the nearest measurement and its
+    /// neighbours, or with `atNearest` the nearest's own data, as
+    /// `mysofa_getfilter_float_nointerp`, written to `fir` (2 × `length`);
+    /// its delays (file rate) and the nearest measurement; nil when no
+    /// measurement is found. [under `lock`]
+    private func interpolated(in set: UnsafeMutablePointer<MYSOFA_HRTF>, azimuth: Double, elevation: Double, atNearest: Bool,
+                              fir: UnsafeMutablePointer<Float>, length: Int) -> (delays: (Float, Float), measurement: Int)? {
         var c: [Float] = [Float(azimuth), Float(elevation), radius]
         mysofa_s2c(&c)
         var q = c
@@ -261,10 +300,65 @@ public final class HRTFSet: @unchecked Sendable {
             for k in 0..<3 { c[k] = hrtf.pointee.SourcePosition.values[nearest * 3 + k] }
         }
         var delays: [Float] = [0, 0]
-        guard let response = mysofa_interpolate(hrtf, &c, Int32(nearest), neighbours, scratch, &delays) else { return nil }
-        if response != into { into.update(from: response, count: 2 * fileLength) }
+        guard let response = mysofa_interpolate(set, &c, Int32(nearest), neighbours, fir, &delays) else { return nil }
+        if response != fir { fir.update(from: response, count: 2 * length) }
         return ((delays[0], delays[1]), nearest)
     }
+
+    /// Resamples every measurement to `sampleRate` on a thread of its own
+    /// (once per set; nothing when the rates match), after which queries
+    /// interpolate at the graph's rate. For renderers that interpolate
+    /// while the head turns, so that a new filter set needs no resampling.
+    /// [main-thread or worker-thread]
+    public func startResamplingWholeSet() {
+        guard sampleRate != fileSampleRate, !wholeSetStarted.exchange(true, ordering: .relaxed) else { return }
+        let box = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<HRTFSet>.fromOpaque(raw).takeRetainedValue().resampleWholeSet()
+            return nil
+        }, box.toOpaque())
+        if rc == 0 {
+            pthread_detach(thread)
+        } else {
+            box.release()
+            wholeSetStarted.store(false, ordering: .relaxed)
+        }
+    }
+
+    /// Resamples every measurement to `sampleRate` now, as `mysofa_open`
+    /// at that rate does (about half a second for MIT KEMAR at 48 kHz), and
+    /// makes the queries use it. [any thread but the audio thread]
+    public func resampleWholeSet() {
+        guard sampleRate != fileSampleRate, !isResampledWhole, let data = hrtf.pointee.DataIR.values,
+              let all = Self.resample(pairs: data, count: measurements, length: fileLength,
+                                      from: Float(fileSampleRate), to: Float(sampleRate)),
+              all.count == measurements * 2 * filterLength else { return }
+        let values = UnsafeMutablePointer<Float>.allocate(capacity: all.count)
+        all.withUnsafeBufferPointer { values.initialize(from: $0.baseAddress!, count: all.count) }
+        let set = UnsafeMutablePointer<MYSOFA_HRTF>.allocate(capacity: 1)
+        set.initialize(to: hrtf.pointee)
+        set.pointee.N = UInt32(filterLength)
+        set.pointee.DataIR.values = values
+        set.pointee.DataIR.elements = UInt32(all.count)
+        let fir = UnsafeMutablePointer<Float>.allocate(capacity: 2 * filterLength)
+        fir.initialize(repeating: 0, count: 2 * filterLength)
+        let installed = lock.withLock { cache -> Bool in
+            guard cache.atRate == nil else { return false }
+            cache.atRate = (set, values, fir)
+            return true
+        }
+        if !installed {
+            set.deallocate()
+            values.deallocate()
+            fir.deallocate()
+        }
+    }
+
+    /// Queries interpolate at the graph's rate (`resampleWholeSet` done).
+    /// [any thread but the audio thread]
+    public var isResampledWhole: Bool { lock.withLock { $0.atRate != nil } }
 
     /// A delay in samples at the file's rate as whole samples at
     /// `sampleRate` (negative or unknown: 0). [any thread]
@@ -286,10 +380,11 @@ public final class HRTFSet: @unchecked Sendable {
     /// `interpolate` the interpolated responses are resampled together in
     /// one libmysofa call, which sets its resampler up once instead of once
     /// per direction (about a fifth less time for 7.1 at 48 kHz from a
-    /// 44.1 kHz set). [main-thread or worker-thread; takes a lock]
+    /// 44.1 kHz set); once the whole set is resampled
+    /// (`resampleWholeSet`), none is. [main-thread or worker-thread; takes a lock]
     public func filters(for directions: [(azimuth: Double, elevation: Double)], interpolate: Bool) -> [Responses] {
         let n = filterLength
-        guard interpolate, !directions.isEmpty else {
+        guard interpolate, !directions.isEmpty, !isResampledWhole else {
             let left = UnsafeMutablePointer<Float>.allocate(capacity: n), right = UnsafeMutablePointer<Float>.allocate(capacity: n)
             defer { left.deallocate(); right.deallocate() }
             return directions.map { d in
@@ -305,7 +400,9 @@ public final class HRTFSet: @unchecked Sendable {
         var found = [(delays: (Float, Float), measurement: Int)?](repeating: nil, count: directions.count)
         let resampled: [Float]? = lock.withLock { _ -> [Float]? in
             for (i, d) in directions.enumerated() {
-                found[i] = interpolated(azimuth: d.azimuth, elevation: d.elevation, atNearest: false, into: pairs + i * pair)
+                found[i] = interpolated(in: hrtf, azimuth: d.azimuth, elevation: d.elevation, atNearest: false,
+                                        fir: scratch, length: fileLength)
+                (pairs + i * pair).update(from: scratch, count: pair)
             }
             return Self.resample(pairs: pairs, count: directions.count, length: fileLength,
                                  from: Float(fileSampleRate), to: Float(sampleRate))

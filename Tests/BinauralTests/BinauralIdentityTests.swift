@@ -1,5 +1,5 @@
 import AudioGraph
-import AudioGraphBinaural
+@testable import AudioGraphBinaural
 import CMySOFA
 import Foundation
 import TestSupport
@@ -158,6 +158,57 @@ final class BinauralIdentityTests: XCTestCase {
                 let difference = max(zip(all[i].left, left).map { abs($0 - $1) }.max() ?? .infinity,
                                      zip(all[i].right, right).map { abs($0 - $1) }.max() ?? .infinity)
                 XCTAssertLessThanOrEqual(difference, 1e-6 * peak, label)
+            }
+        }
+    }
+
+    /// Resampled whole (live, interpolating: `startResamplingWholeSet`),
+    /// a set interpolates at the graph's rate as libmysofa's own API does
+    /// on the set opened at that rate (`mysofa_open_advanced(…, 48000, …)`
+    /// then `mysofa_getfilter_float`), times the gain; the nearest
+    /// measurements' responses are the same bits as before, and the
+    /// interpolated ones differ from before only by rounding (interpolating
+    /// then resampling, or resampling then interpolating).
+    func testTheWholeSetResampledInterpolatesAsLibmysofaDoesAtThatRate() throws {
+        let set = try HRTFSet(path: defaultSOFA, sampleRate: 48000)  // not the shared one
+        let n = set.filterLength
+        let directions: [(azimuth: Double, elevation: Double)] = [(30, 0), (-77.5, -5), (181, 0), (32, 10), (110, 0)]
+        var left = [Float](repeating: 0, count: n), right = left
+        func responses(_ d: (azimuth: Double, elevation: Double), interpolate: Bool) -> ([Float], [Float], Int) {
+            let r = set.filter(azimuth: d.azimuth, elevation: d.elevation, interpolate: interpolate, left: &left, right: &right)
+            return (left, right, r.measurement)
+        }
+        let nearestBefore = directions.map { responses($0, interpolate: false) }
+        let interpolatedBefore = directions.map { responses($0, interpolate: true) }
+        XCTAssertFalse(set.isResampledWhole)
+        set.resampleWholeSet()
+        XCTAssertTrue(set.isResampledWhole)
+
+        var err: Int32 = 0
+        var length: Int32 = 0
+        let easy = try XCTUnwrap(mysofa_open_advanced(defaultSOFA, 48000, &length, &err, false, 0.5, 0.01))
+        defer { mysofa_close(easy) }
+        XCTAssertEqual(Int(length), n)
+        let radius = easy.pointee.lookup.pointee.radius_max
+        for (i, d) in directions.enumerated() {
+            let label = "\(d.azimuth)°, \(d.elevation)°"
+            let nearest = responses(d, interpolate: false)
+            XCTAssertEqual(nearest.2, nearestBefore[i].2, label)
+            XCTAssertEqual(nearest.0, nearestBefore[i].0, "\(label): the nearest measurement's left response, bit for bit")
+            XCTAssertEqual(nearest.1, nearestBefore[i].1, "\(label): the nearest measurement's right response, bit for bit")
+
+            let now = responses(d, interpolate: true)
+            var c: [Float] = [Float(d.azimuth), Float(d.elevation), radius]
+            mysofa_s2c(&c)
+            var theirs = ([Float](repeating: 0, count: n), [Float](repeating: 0, count: n))
+            var dl: Float = 0, dr: Float = 0
+            mysofa_getfilter_float(easy, c[0], c[1], c[2], &theirs.0, &theirs.1, &dl, &dr)
+            let peak = max(now.0.map(abs).max() ?? 0, now.1.map(abs).max() ?? 0)
+            XCTAssertGreaterThan(peak, 0, label)
+            for (ours, reference, what) in [(now.0, theirs.0.map { $0 * set.gain }, "left"), (now.1, theirs.1.map { $0 * set.gain }, "right"),
+                                            (now.0, interpolatedBefore[i].0, "left before"), (now.1, interpolatedBefore[i].1, "right before")] {
+                let difference = zip(ours, reference).map { abs($0 - $1) }.max() ?? .infinity
+                XCTAssertLessThanOrEqual(difference, 1e-5 * peak, "\(label): interpolated \(what)")
             }
         }
     }
