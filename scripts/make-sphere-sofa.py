@@ -24,6 +24,14 @@ netCDF4 (PyPI: netCDF4, numpy). It is committed; run this only to change it:
 
     python3 -m venv /tmp/sofa && /tmp/sofa/bin/pip install netCDF4 numpy
     /tmp/sofa/bin/python scripts/make-sphere-sofa.py Graphs/media/sphere-head.sofa
+
+With --delays it writes Tests/Media/sphere-head-delays.sofa instead, the
+tests' set with a Data.Delay per measurement and ear (dimensions M, R): the
+whole samples of each ear's time of arrival move from the response into
+Data.Delay (the response keeps BULK_DELAY and the fraction), on a coarse
+grid (30 degrees in azimuth; -30, 0, 30 and 90 degrees in elevation):
+
+    /tmp/sofa/bin/python scripts/make-sphere-sofa.py --delays Tests/Media/sphere-head-delays.sofa
 """
 import sys
 import datetime
@@ -46,8 +54,10 @@ def unit(azimuth_deg, elevation_deg):
     return np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
 
 
-def ear_response(source, ear):
-    """The impulse response of one ear for a unit source direction."""
+def ear_response(source, ear, split_delay=False):
+    """The impulse response of one ear for a unit source direction; with
+    split_delay, the response without the whole samples of its arrival
+    time, and those samples (for Data.Delay)."""
     theta = np.arccos(np.clip(np.dot(source, ear), -1.0, 1.0))
     alpha = (1 + ALPHA_MIN / 2) + (1 - ALPHA_MIN / 2) * np.cos(np.pi * theta / THETA_MIN)
     a_over_c = HEAD_RADIUS / SPEED_OF_SOUND
@@ -56,6 +66,10 @@ def ear_response(source, ear):
     else:
         arrival = a_over_c * (theta - np.pi / 2)
     delay = BULK_DELAY + (arrival + a_over_c) * RATE      # samples, >= BULK_DELAY
+    whole = 0
+    if split_delay:
+        whole = int(np.floor((arrival + a_over_c) * RATE))
+        delay -= whole
     # Designed on a long grid so that circular wrap-around is negligible,
     # then cut to TAPS with a short fade at the end.
     long_n = TAPS * 8
@@ -71,24 +85,30 @@ def ear_response(source, ear):
     ir = np.fft.irfft(spectrum * taper, long_n)[:TAPS]
     fade = 32
     ir[-fade:] *= 0.5 * (1 + np.cos(np.pi * np.arange(fade) / fade))
-    return ir
+    return (ir, whole) if split_delay else ir
 
 
-def main(path):
+def main(path, delays=False):
     positions = []
-    for elevation in range(-40, 91, 10):
+    elevations, step = ([-30, 0, 30, 90], 30.0) if delays else (range(-40, 91, 10), 5.0)
+    for elevation in elevations:
         if elevation == 90:
             positions.append((0.0, 90.0))
             continue
-        for azimuth in np.arange(0.0, 360.0, 5.0):
+        for azimuth in np.arange(0.0, 360.0, step):
             positions.append((float(azimuth), float(elevation)))
     m = len(positions)
     left_ear, right_ear = unit(EAR_AZIMUTH, 0), unit(-EAR_AZIMUTH, 0)
     irs = np.zeros((m, 2, TAPS))
+    whole = np.zeros((m, 2))
     for i, (az, el) in enumerate(positions):
         s = unit(az, el)
-        irs[i, 0] = ear_response(s, left_ear)
-        irs[i, 1] = ear_response(s, right_ear)
+        if delays:
+            irs[i, 0], whole[i, 0] = ear_response(s, left_ear, split_delay=True)
+            irs[i, 1], whole[i, 1] = ear_response(s, right_ear, split_delay=True)
+        else:
+            irs[i, 0] = ear_response(s, left_ear)
+            irs[i, 1] = ear_response(s, right_ear)
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     ds = netCDF4.Dataset(path, "w", format="NETCDF4")
@@ -100,7 +120,8 @@ def main(path):
         "AuthorContact": "AudioGraph project", "Organization": "AudioGraph project",
         "License": "CC0 1.0 (public domain dedication)",
         "DataType": "FIR", "RoomType": "free field",
-        "Title": "Rigid-sphere head model (Brown and Duda 1998), no pinna",
+        "Title": "Rigid-sphere head model (Brown and Duda 1998), no pinna"
+                 + (", arrival times in Data.Delay" if delays else ""),
         "ListenerShortName": "sphere-head", "DatabaseName": "AudioGraph",
         "DateCreated": now, "DateModified": now,
         "Comment": "head radius %.4f m, c %.0f m/s, alpha_min %.2f, theta_min 150 deg, ears at +-90 deg"
@@ -129,10 +150,17 @@ def main(path):
     var("EmitterPosition", ("E", "C", "I"), [[[0], [0], [0]]], Type="cartesian", Units="metre")
     var("Data.IR", ("M", "R", "N"), irs)
     var("Data.SamplingRate", ("I",), [RATE], Units="hertz")
-    var("Data.Delay", ("I", "R"), [[0, 0]])
+    if delays:
+        var("Data.Delay", ("M", "R"), whole)
+    else:
+        var("Data.Delay", ("I", "R"), [[0, 0]])
     ds.close()
     print("wrote %s: %d directions, %d taps at %d Hz" % (path, m, TAPS, RATE))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "Graphs/media/sphere-head.sofa")
+    args = sys.argv[1:]
+    with_delays = "--delays" in args
+    args = [a for a in args if a != "--delays"]
+    default = "Tests/Media/sphere-head-delays.sofa" if with_delays else "Graphs/media/sphere-head.sofa"
+    main(args[0] if args else default, delays=with_delays)

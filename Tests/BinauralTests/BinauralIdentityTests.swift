@@ -59,6 +59,31 @@ final class BinauralIdentityTests: XCTestCase {
         }
     }
 
+    /// A set with `Data.Delay` per measurement and ear
+    /// (`Tests/Media/sphere-head-delays.sofa`, made by
+    /// `scripts/make-sphere-sofa.py --delays`: each ear's arrival time in
+    /// whole samples is in Data.Delay, not in the response): at the set's
+    /// rate, an impulse comes out at each ear as that ear's response,
+    /// delayed by its own Data.Delay; the ear nearer the source first.
+    func testDataDelayDelaysEachEarsResponseByItsOwnSamples() throws {
+        let path = TestMedia.path("sphere-head-delays.sofa")
+        let set = try ReferenceSet(path: path)
+        XCTAssertEqual(set.sampleRate, 48000)
+        for azimuth in [60.0, -90.0, 150.0] {
+            let m = set.nearest(azimuth: azimuth, elevation: 0)
+            XCTAssertEqual(set.positions[m].azimuth, (azimuth + 360).truncatingRemainder(dividingBy: 360), accuracy: 1e-3)
+            let (left, right) = set.delays[m]
+            XCTAssertNotEqual(left, right, "\(azimuth)°: the ears' delays differ")
+            XCTAssertEqual(left > right, azimuth < 0, "\(azimuth)°: the ear on the source's side has the shorter delay")
+            let out = try BinauralGraph.render(layout: "mono", params: #"{"sofa": "\#(path)", "positions": [{"azimuth": \#(azimuth)}]}"#,
+                                               input: impulse(channel: 0, of: 1, at: 50, frames: 1024), rate: 48000)
+            for (ear, delay) in [(0, left), (1, right)] {
+                assertResponse(out[ear], equals: set.response(m, ear: ear), at: 50 + Int(delay.rounded()),
+                               "\(azimuth)° \(ear == 0 ? "left" : "right") ear, Data.Delay \(delay)")
+            }
+        }
+    }
+
     /// The LFE bypasses the HRTFs: the impulse reaches both ears once, at
     /// the `lfe` gain (0 dB by default), and nothing else.
     func testLFEGoesToBothEarsAtItsGain() throws {
