@@ -215,6 +215,27 @@ final class OSCLiveTests: LiveTestCase {
 
     // MARK: subscriptions
 
+    /// `oscdump` listening on a free port (the system picks one; it is let
+    /// go just before), writing to `name` in the test's folder: the
+    /// process, the file, and the URL to send to.
+    func startOscdump(_ name: String) throws -> (process: OscdumpProcess, file: String, url: String) {
+        let port = try OSCTestClient().port
+        let file = dir.file(name)
+        let process = try ChildProcess(["oscdump", "-L", String(port)], stdout: .file(file), stderr: .sameAsStdout)
+        usleep(200_000)
+        return (OscdumpProcess(process), file, "osc.udp://127.0.0.1:\(port)/")
+    }
+
+    /// A running `oscdump`; `stop` ends it (SIGTERM) and reaps it.
+    struct OscdumpProcess {
+        let child: ChildProcess
+        init(_ child: ChildProcess) { self.child = child }
+        func stop() {
+            child.send(SIGTERM)
+            child.waitUntilExit()
+        }
+    }
+
     /// One line of `oscdump`: when it was received (its time tag, turned
     /// into seconds since 1970) and the address.
     struct DumpLine {
@@ -249,16 +270,8 @@ final class OSCLiveTests: LiveTestCase {
         let cli = try startAgraphRun(try writeGraph(Self.graph(duration: duration)), server: server, ["--quiet", "--osc", "0"])
         defer { cli.kill() }
         let port = try oscPort(cli)
-        // A free port for oscdump: the system picks one; it is let go just before.
-        let dumpPort = try OSCTestClient().port
-        let dumpFile = dir.file("oscdump.txt")
-        let dump = try ChildProcess(["oscdump", "-L", String(dumpPort)], stdout: .file(dumpFile), stderr: .sameAsStdout)
-        defer {
-            dump.send(SIGTERM)
-            dump.waitUntilExit()
-        }
-        usleep(200_000)
-        let target = "osc.udp://127.0.0.1:\(dumpPort)/"
+        let (dump, dumpFile, target) = try startOscdump("oscdump.txt")
+        defer { dump.stop() }
         try oscsend(port, "/agraph/subscribe", "sfs", "position", "10", target)
         try oscsend(port, "/agraph/subscribe", "sis", "meters", "5", target)
         try oscsend(port, "/agraph/subscribe", "ss", "events", target)
@@ -312,15 +325,9 @@ final class OSCLiveTests: LiveTestCase {
         let cli = try startAgraphRun(try writeGraph(Self.graph()), server: server, ["--quiet", "--osc", "0"])
         defer { cli.kill() }
         let port = try oscPort(cli)
-        let dumpPort = try OSCTestClient().port
-        let dumpFile = dir.file("oscdump-shutdown.txt")
-        let dump = try ChildProcess(["oscdump", "-L", String(dumpPort)], stdout: .file(dumpFile), stderr: .sameAsStdout)
-        defer {
-            dump.send(SIGTERM)
-            dump.waitUntilExit()
-        }
-        usleep(200_000)
-        try oscsend(port, "/agraph/subscribe", "ss", "events", "osc.udp://127.0.0.1:\(dumpPort)/")
+        let (dump, dumpFile, target) = try startOscdump("oscdump-shutdown.txt")
+        defer { dump.stop() }
+        try oscsend(port, "/agraph/subscribe", "ss", "events", target)
         // Subscribed once a pause comes back as an event; then play on.
         try oscsend(port, "/agraph/pause")
         XCTAssertTrue(waitUntil(timeout: LiveTiming.seconds(5)) { Self.dumpLines(dumpFile).contains { $0.address == "/agraph/event/state" } },
