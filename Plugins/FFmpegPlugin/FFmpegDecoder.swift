@@ -62,6 +62,11 @@ final class FFmpegDecoder: PluginStreamDecoder {
     var resampler: OpaquePointer?
     /// The format the resampler was made for.
     var resamplerFormat: (format: Int32, rate: Int32, channels: Int32)?
+    /// The open stream's layout (its mask, or FFmpeg's default for its
+    /// channel count): what frames of another channel count are mixed to.
+    var streamLayout = AVChannelLayout()
+    /// A change of channel count was reported (once per stream).
+    var reportedLayoutChange = false
     var pendingTrim: (skip: Int, discard: Int)?
     /// Where (in samples, the timestamps' scale) the next output sample
     /// belongs, after a (re)start: the first frame's timestamp plus its
@@ -110,6 +115,7 @@ final class FFmpegDecoder: PluginStreamDecoder {
         av_frame_free(&frame)
         swr_free(&resampler)
         resamplerFormat = nil
+        av_channel_layout_uninit(&streamLayout)
         scratch.forEach { $0.deallocate() }
         scratch = []
         scratchFrames = 0
@@ -165,6 +171,12 @@ final class FFmpegDecoder: PluginStreamDecoder {
         guard packet != nil, frame != nil else { throw PluginError("out of memory") }
         order = Self.order(mask: s.channelMask, channels: s.channels)
         streamChannels = s.channels
+        if s.channelMask != 0 && s.channelMask.nonzeroBitCount == s.channels {
+            av_channel_layout_from_mask(&streamLayout, s.channelMask)
+        } else {
+            av_channel_layout_default(&streamLayout, Int32(s.channels))
+        }
+        reportedLayoutChange = false
         sameRate = Double(s.sampleRate) == graphRate
         // A new stream starts as the first one did: trimmed by libavcodec
         // as ffmpeg's own decode trims it, not aligned to timestamps.
@@ -274,7 +286,17 @@ final class FFmpegDecoder: PluginStreamDecoder {
         let n = Int(f.nb_samples)
         guard n > 0 else { return 0 }
         let channels = min(Int(f.ch_layout.nb_channels), outputChannels)
-        let direct = f.format == AV_SAMPLE_FMT_FLTP.rawValue && Double(f.sample_rate) == graphRate
+        // A stream whose channel count changes on the way (broadcast
+        // E-AC-3 or AAC going from 5.1 to stereo at a programme change):
+        // its frames are mixed to the stream's layout by libswresample
+        // (FFmpeg's own matrices), as the ffmpeg tool does, instead of
+        // channels going silent or missing.
+        let sameChannels = Int(f.ch_layout.nb_channels) == streamChannels
+        if !sameChannels && !reportedLayoutChange {
+            reportedLayoutChange = true
+            host.log(.warning, "the stream (\(stream)) changed to \(f.ch_layout.nb_channels) channels: mixed to its \(streamChannels) from here on")
+        }
+        let direct = f.format == AV_SAMPLE_FMT_FLTP.rawValue && Double(f.sample_rate) == graphRate && sameChannels
         if direct {
             // Align to the frame's own time (see `expected`).
             var skip = 0, pad = 0
@@ -345,7 +367,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
         if let r = resampler, let k = resamplerFormat, k == key { return r }
         swr_free(&resampler)
         var inLayout = layout
-        var outLayout = layout
+        // The same channels, or the stream's layout when the frames have
+        // another count (mixed by libswresample).
+        var outLayout = layout.nb_channels == Int32(streamChannels) ? layout : streamLayout
         var swr: OpaquePointer?
         let rc = swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_FLTP, Int32(graphRate),
                                      &inLayout, AVSampleFormat(format), rate, 0, nil)

@@ -440,6 +440,41 @@ final class MediaTests: XCTestCase {
         }
     }
 
+    /// A stream whose channel count changes on the way (here an ADTS
+    /// stream of 1 s of stereo AAC followed by 1 s of mono, as a broadcast
+    /// programme change can): the node keeps the stream's first layout,
+    /// and the mono part is mixed to both channels by libswresample (its
+    /// default mono → stereo: the centre to each side at −3 dB), not left
+    /// in one; a warning says so once.
+    func testAChangeOfChannelCountMidStreamIsMixedToTheStreamsLayout() throws {
+        let (stereoWav, _) = try source(channels: 2, seconds: 1)
+        let stereo = try encode(stereoWav, channels: 2, to: "switch-a.aac", ["-c:a", "aac", "-b:a", "192k", "-f", "adts"])
+        let (monoWav, _) = try source(channels: 1, seconds: 1)
+        let mono = try encode(monoWav, channels: 1, to: "switch-b.aac", ["-c:a", "aac", "-b:a", "96k", "-f", "adts"])
+        let both = dir.file("switch.aac")
+        try (Data(contentsOf: URL(fileURLWithPath: stereo)) + Data(contentsOf: URL(fileURLWithPath: mono)))
+            .write(to: URL(fileURLWithPath: both))
+        let out = try decode(both, tag: "switch")
+        XCTAssertEqual(out.channels, 2, "the stream's first layout")
+        guard out.channels == 2 else { return }
+        XCTAssertTrue(out.run.stderr.contains("changed to 1 channels"), "the warning: \(out.run.stderr)")
+        XCTAssertEqual(out.run.stderr.components(separatedBy: "changed to").count - 1, 1, "once: \(out.run.stderr)")
+        let frames = out.samples.count / 2
+        XCTAssertGreaterThan(frames, 90_000, "both parts are there")
+        let expected = SignalAnalysis.dBFS(Double(Self.amplitude))
+        // The middle of each part (the levels over half a second).
+        func levels(from start: Int, frequency: Double) -> (left: Double, right: Double) {
+            let part = Array(out.samples[(start * 2)..<((start + 24_000) * 2)])
+            return (level(part, channels: 2, channel: 0, frequency: frequency), level(part, channels: 2, channel: 1, frequency: frequency))
+        }
+        let first = levels(from: 12_000, frequency: Self.frequencies[0])
+        XCTAssertEqual(first.left, expected, accuracy: 0.5, "stereo part: left's sine in the left")
+        XCTAssertLessThan(first.right, expected - 30, "stereo part: not in the right")
+        let second = levels(from: frames - 36_000, frequency: Self.frequencies[0])
+        XCTAssertEqual(second.left, expected - 3, accuracy: 0.5, "mono part: in the left at −3 dB")
+        XCTAssertEqual(second.right, expected - 3, accuracy: 0.5, "mono part: in the right at −3 dB")
+    }
+
     /// The damage count reaches the status line of `agraph run` (and the
     /// `status` command), only when there is some.
     func testTheStatusLineShowsDamageWhenThereIsSome() {
