@@ -305,10 +305,11 @@ public final class HRTFSet: @unchecked Sendable {
         return ((delays[0], delays[1]), nearest)
     }
 
-    /// Resamples every measurement to `sampleRate` on a thread of its own
-    /// (once per set; nothing when the rates match), after which queries
-    /// interpolate at the graph's rate. For renderers that interpolate
-    /// while the head turns, so that a new filter set needs no resampling.
+    /// Resamples every measurement to `sampleRate` on a thread of its own,
+    /// at the lowest priority (once per set; nothing when the rates
+    /// match), after which queries interpolate at the graph's rate. For
+    /// renderers that interpolate while the head turns, so that a new
+    /// filter set needs no resampling.
     /// [main-thread or worker-thread]
     public func startResamplingWholeSet() {
         guard sampleRate != fileSampleRate, !wholeSetStarted.exchange(true, ordering: .relaxed) else { return }
@@ -316,6 +317,9 @@ public final class HRTFSet: @unchecked Sendable {
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
             guard let raw else { return nil }
+            // The lowest priority (Linux nice values are per thread): the
+            // audio and the worker threads come first.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
             Unmanaged<HRTFSet>.fromOpaque(raw).takeRetainedValue().resampleWholeSet()
             return nil
         }, box.toOpaque())

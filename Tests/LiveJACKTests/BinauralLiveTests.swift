@@ -20,7 +20,8 @@ final class BinauralLiveTests: LiveTestCase {
         try retryingOnXruns { isLast in
             let server = try TestJACKServer()
             defer { server.stop() }
-            let rec = try JACKRecorder(server: server.name, channels: 2, seconds: 6)
+            // Room for the 1.5 s before the set and the 1 s after it (scaled under TSan).
+            let rec = try JACKRecorder(server: server.name, channels: 2, seconds: LiveTiming.seconds(4))
             defer { rec.close() }
             let live = try startGraph("""
                 {"format": "agraph/1", "name": "head", "sampleRate": 48000, "nodes": [
@@ -35,6 +36,7 @@ final class BinauralLiveTests: LiveTestCase {
             let mark = rec.framesRecorded
             try live.set("phones.yaw", 180)
             XCTAssertTrue(rec.waitForFrames(mark + Int(LiveTiming.seconds(1) * Self.rate), timeout: 20))
+            XCTAssertGreaterThanOrEqual(rec.samples(0).count, mark + Int(LiveTiming.seconds(1) * Self.rate), "the recording holds the second after the set")
             XCTAssertEqual(try live.value("phones.yaw"), 180)
             try checkNoXruns(rec, live, isLast: isLast)
 
