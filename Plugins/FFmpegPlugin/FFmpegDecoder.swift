@@ -324,7 +324,11 @@ final class FFmpegDecoder: PluginStreamDecoder {
         }
         guard let swr = ensureResampler(format: f.format, rate: f.sample_rate, layout: f.ch_layout) else { return 0 }
         let planes = UnsafeMutableRawPointer(f.extended_data).map { $0.assumingMemoryBound(to: UnsafePointer<UInt8>?.self) }
-        return convert(swr, input: planes, count: n, into: pcm, at: offset)
+        let made = convert(swr, input: planes, count: n, into: pcm, at: offset)
+        // At the graph's rate the converter only changes the format or mixes
+        // channels, sample for sample: the aligned time goes on with it.
+        if let e = expected, Double(f.sample_rate) == graphRate { expected = e + made }
+        return made
     }
 
     /// Runs the converter and copies its output into `pcm` after `offset`,

@@ -475,6 +475,32 @@ final class MediaTests: XCTestCase {
         XCTAssertEqual(second.right, expected - 3, accuracy: 0.5, "mono part: in the right at −3 dB")
     }
 
+    /// The same after a `start` (which aligns the output to the frames'
+    /// own time): stereo, mono, stereo again (1 s each) from 0.5 s on is
+    /// the full decode's output from 0.5 s on, as long, the third part in
+    /// its place (no silence put in where the channels change back).
+    func testStartIntoAStreamThatChangesChannelsKeepsItsTiming() throws {
+        let (stereoWav, _) = try source(channels: 2, seconds: 1)
+        let stereo = try encode(stereoWav, channels: 2, to: "switch3-a.aac", ["-c:a", "aac", "-b:a", "192k", "-f", "adts"])
+        let (monoWav, _) = try source(channels: 1, seconds: 1)
+        let mono = try encode(monoWav, channels: 1, to: "switch3-b.aac", ["-c:a", "aac", "-b:a", "96k", "-f", "adts"])
+        let parts = try [stereo, mono, stereo].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let media = dir.file("switch3.aac")
+        try parts.reduce(Data(), +).write(to: URL(fileURLWithPath: media))
+        let full = try decode(media, tag: "switch3-full")
+        let part = try decode(media, params: "\"start\": 0.5", tag: "switch3-start")
+        XCTAssertEqual(full.channels, 2)
+        XCTAssertEqual(part.channels, 2)
+        XCTAssertEqual(part.samples.count, full.samples.count - 24_000 * 2, "from 0.5 s on: as long as the full decode's rest")
+        // The third part (stereo again), the middle of it: the left sine
+        // where the full decode has it, at lag 0 (AAC restarted: to its noise).
+        let tail = Array(full.samples[(24_000 * 2)...])
+        let frames = min(part.samples.count, tail.count) / 2
+        let from = frames - 36_000
+        let a = Array(part.samples[(from * 2)..<((from + 24_000) * 2)]), b = Array(tail[(from * 2)..<((from + 24_000) * 2)])
+        XCTAssertGreaterThan(snr(a, b, channels: 2, channel: 0, lag: 0), 30, "the third part lines up with the full decode's")
+    }
+
     /// The damage count reaches the status line of `agraph run` (and the
     /// `status` command), only when there is some.
     func testTheStatusLineShowsDamageWhenThereIsSome() {
