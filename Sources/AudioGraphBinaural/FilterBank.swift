@@ -124,16 +124,15 @@ final class FilterBuilder {
         lastMeasurements.removeAll(keepingCapacity: true)
         // Every channel's responses in one call (with `interpolate`, one
         // resampling for all of them).
-        let relative = directions.map { orientation.relative(azimuth: $0.azimuth, elevation: $0.elevation) }
-        let all = set.filters(for: relative.map { (azimuth: $0.azimuth, elevation: $0.elevation) }, interpolate: interpolate)
-        for c in directions.indices {
-            let delays = (left: all[c].delays.left, right: all[c].delays.right, measurement: all[c].measurement)
-            all[c].left.withUnsafeBufferPointer { Kernels.copy($0.baseAddress!, to: left, count: n) }
-            all[c].right.withUnsafeBufferPointer { Kernels.copy($0.baseAddress!, to: right, count: n) }
-            lastMeasurements.append(delays.measurement)
+        let all = set.filters(for: directions.map { orientation.relative(azimuth: $0.azimuth, elevation: $0.elevation) },
+                              interpolate: interpolate)
+        for (c, responses) in all.enumerated() {
+            responses.left.withUnsafeBufferPointer { Kernels.copy($0.baseAddress!, to: left, count: n) }
+            responses.right.withUnsafeBufferPointer { Kernels.copy($0.baseAddress!, to: right, count: n) }
+            lastMeasurements.append(responses.measurement)
             for ear in 0..<2 {
                 let ir = ear == 0 ? left : right
-                let delay = ear == 0 ? delays.left : delays.right
+                let delay = ear == 0 ? responses.delays.left : responses.delays.right
                 let total = g.partitions * g.partition
                 Kernels.fill(response, count: total, value: 0)
                 let count = min(n, max(total - delay, 0))
