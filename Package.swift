@@ -6,6 +6,7 @@
 // Core and graphs
 //   AudioGraphCore     formats, buses, SPSC rings, @_noLocks DSP kernels, delay lines,
 //                      the engine, the offline renderer, host services (route, thread roles)
+//   CPrefetch          C: cache prefetch hints (__builtin_prefetch) for the engine's cycle
 //   AudioGraphNodeAPI  the node-authoring API: node types, descriptors, ports, resolve and
 //                      instance contexts, the registry, path and file checks
 //   GraphFile          graph files: positioned JSON parser, validation, diagnostics, the
@@ -180,7 +181,8 @@ let package = Package(
             dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CMySOFA", "CAVUtil"],
             path: "Sources/AudioGraphBinaural"
         ),
-        .target(name: "AudioGraphCore", path: "Sources/AudioGraphCore"),
+        .target(name: "CPrefetch", path: "Sources/CPrefetch"),
+        .target(name: "AudioGraphCore", dependencies: ["CPrefetch"], path: "Sources/AudioGraphCore"),
         .target(
             name: "AudioGraphNodeAPI",
             dependencies: ["AudioGraphCore"],

@@ -127,6 +127,13 @@ public final class BusPool: @unchecked Sendable {
         currentBlockFrames.deallocate()
     }
 
+    /// The layouts and states of every bus (read in every block). [any thread]
+    public var hotMemory: [UnsafeRawBufferPointer] {
+        let n = max(busCount, 1)
+        return [UnsafeRawBufferPointer(hot: layouts, count: n), UnsafeRawBufferPointer(hot: states, count: n),
+                UnsafeRawBufferPointer(hot: currentBlockFrames)]
+    }
+
     /// Channel stride for blocks of `frames`: a multiple of 16 samples (64
     /// bytes) plus the padding. [any thread]
     @inlinable

@@ -1,3 +1,4 @@
+import CPrefetch
 import Synchronization
 
 /// An error building an engine from a plan.
@@ -111,6 +112,13 @@ public final class Engine: @unchecked Sendable {
     let lineSteps: ContiguousArray<Int>
     /// Whether the engine aligns paths of different latency.
     public let latencyCompensation: Bool
+    /// One address in each cache line a block reads first, in the order it
+    /// reads them (see `prefetchHotMemory`).
+    private let hotLines: UnsafeMutablePointer<UnsafeRawPointer>
+    private let hotLineCount: Int
+    /// Regions longer than this are streamed (the hardware prefetcher
+    /// follows them); only their first lines are listed.
+    public static let hotRegionLimit = 1024
 
     /// Allocates every bus and prepares every node. [main-thread]
     ///
@@ -224,9 +232,81 @@ public final class Engine: @unchecked Sendable {
         worker = BackgroundWorker(jobs: steps.compactMap { $0.node.backgroundJob })
         followers = .allocate(capacity: max(steps.count, 1))
         followers.initialize(repeating: false, count: max(steps.count, 1))
+        // What a block reads first, in order: the schedule, the buses'
+        // layouts and states, then each step's delay lines, node object
+        // and the node's own hot memory.
+        var regions: [UnsafeRawBufferPointer] = []
+        nodes.withUnsafeBufferPointer { regions.append(UnsafeRawBufferPointer($0)) }
+        for p in pools { regions += p.hotMemory }
+        var line = 0
+        for (i, step) in steps.enumerated() {
+            while line < lines.count && lineSteps[line] == i {
+                regions.append(Self.objectMemory(lines[line]))
+                line += 1
+            }
+            regions.append(Self.objectMemory(step.node))
+            regions += step.node.hotMemory
+        }
+        let addresses = Self.lineAddresses(regions)
+        hotLineCount = addresses.count
+        hotLines = .allocate(capacity: max(addresses.count, 1))
+        hotLines.initialize(from: addresses, count: addresses.count)
     }
 
-    deinit { followers.deallocate() }
+    deinit {
+        followers.deallocate()
+        hotLines.deallocate()
+    }
+
+    /// The heap block of a class instance (its stored properties).
+    /// [main-thread]
+    public static func objectMemory(_ object: AnyObject) -> UnsafeRawBufferPointer {
+        let p = Unmanaged<AnyObject>.passUnretained(object).toOpaque()
+        // Swift allocates instances with malloc.
+        return UnsafeRawBufferPointer(start: p, count: max(agraph_heap_block_size(p), 1))
+    }
+
+    /// One address per 64-byte line of each region (up to `hotRegionLimit`
+    /// bytes of it), each line once, in order. [main-thread]
+    public static func lineAddresses(_ regions: [UnsafeRawBufferPointer]) -> [UnsafeRawPointer] {
+        var seen = Set<UInt>()
+        var out: [UnsafeRawPointer] = []
+        for r in regions {
+            guard let base = r.baseAddress, r.count > 0 else { continue }
+            let first = UInt(bitPattern: base) & ~63
+            let end = UInt(bitPattern: base) + UInt(min(r.count, hotRegionLimit))
+            var a = first
+            while a < end {
+                if seen.insert(a).inserted, let p = UnsafeRawPointer(bitPattern: a) { out.append(p) }
+                a += 64
+            }
+        }
+        return out
+    }
+
+    /// Prefetches the cache lines a block reads first: the schedule, the
+    /// buses' layouts and states, every node object and its `hotMemory`.
+    ///
+    /// Live, the data a block reads has mostly left the caches since the
+    /// last cycle, and `render` finds it by following pointers (node, its
+    /// state, its tables), one miss after another. Called at the very start
+    /// of a cycle, before the host's own work (port buffers), the misses
+    /// overlap with that work and with each other. Changes no result.
+    /// Offline rendering, whose caches stay warm, does not need it.
+    /// [audio-thread; realtime-safe: prefetch hints only]
+    @inline(__always)
+    public func prefetchHotMemory() {
+        let lines = hotLines
+        let count = hotLineCount
+        var i = 0
+        while i < count {
+            agraph_prefetch_read(lines[i])
+            i += 1
+        }
+    }
+
+    /// Lines `prefetchHotMemory` prefetches. [any thread]
+    public var hotLineTotal: Int { hotLineCount }
 
     /// Marks the steps named `ids` as following the host's transport (held
     /// while `transportHeld`); every other step runs freely. Returns the

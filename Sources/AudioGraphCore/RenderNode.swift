@@ -46,6 +46,14 @@ public protocol RenderNode: AnyObject {
     var latency: Int { get }
     /// Work this node needs off the audio thread (file reading, writing), if any.
     var backgroundJob: (any BackgroundJob)? { get }
+    /// The memory `render` reads in every block besides the node object
+    /// itself and its buses: its state and tables, in the order it reads
+    /// them. A live engine prefetches it at the start of each cycle (see
+    /// `Engine.prefetchHotMemory`), so that these cache misses overlap
+    /// instead of following one another. A hint only: leaving it out
+    /// changes no result. [main-thread, after `prepare`; the regions must
+    /// stay allocated while the engine lives]
+    var hotMemory: [UnsafeRawBufferPointer] { get }
 }
 
 extension RenderNode {
@@ -62,6 +70,20 @@ extension RenderNode {
     public func apply(_ change: ParameterChange) {}
     public var latency: Int { 0 }
     public var backgroundJob: (any BackgroundJob)? { nil }
+    public var hotMemory: [UnsafeRawBufferPointer] { [] }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The memory of `count` values at `pointer`, for `RenderNode.hotMemory`. [any thread]
+    @inlinable
+    public init<T>(hot pointer: UnsafePointer<T>, count: Int = 1) {
+        self.init(start: UnsafeRawPointer(pointer), count: MemoryLayout<T>.stride * count)
+    }
+
+    @inlinable
+    public init<T>(hot pointer: UnsafeMutablePointer<T>, count: Int = 1) {
+        self.init(hot: UnsafePointer(pointer), count: count)
+    }
 }
 
 /// Work a node needs done off the audio thread, on the engine's worker thread.

@@ -221,6 +221,12 @@ final class JACKOutNode: RenderNode {
         input = inputs.first
     }
 
+    var hotMemory: [UnsafeRawBufferPointer] {
+        var regions = [UnsafeRawBufferPointer(hot: binder.buffers + firstSlot, count: channels)]
+        for c in 0..<channels { regions.append(Engine.objectMemory(binder.peaks[firstSlot + c])) }
+        return regions
+    }
+
     func render(frames: Int) {
         guard let input else { return }
         var c = 0

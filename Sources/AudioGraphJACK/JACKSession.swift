@@ -144,7 +144,8 @@ final class JACKSession: @unchecked Sendable {
         self.client = client
         self.server = server
         cycle = ProcessCycle(engine: compiled.engine, binder: binder, maxFrames: maxFrames,
-                             measure: options.measureCycles, threadInit: options.threadInit, wakeup: wakeup)
+                             measure: options.measureCycles, prefetch: options.prefetchHotMemory,
+                             threadInit: options.threadInit, wakeup: wakeup)
         let engine = compiled.engine
         underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
         followers = Self.transportFollowers(graph, engine, mode: options.transport)

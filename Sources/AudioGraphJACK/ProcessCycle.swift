@@ -50,11 +50,13 @@ final class ProcessCycle: @unchecked Sendable {
     /// The reason JACK gave, copied without allocating.
     private let reasonBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
     let measure: Bool
+    /// `RunningGraph.Options.prefetchHotMemory`.
+    let prefetch: Bool
     let cycleTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
     /// How long the last reload's swap (`take`) took, in ns (with `measure`).
     let swapNanoseconds = Atomic<UInt64>(0)
 
-    init(engine: Engine, binder: JACKPortBinder, maxFrames: Int, measure: Bool,
+    init(engine: Engine, binder: JACKPortBinder, maxFrames: Int, measure: Bool, prefetch: Bool = true,
          threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, wakeup: Wakeup) {
         self.threadInit = threadInit
         monitorWakeup = wakeup
@@ -62,6 +64,7 @@ final class ProcessCycle: @unchecked Sendable {
         self.binder = binder
         self.maxFrames = maxFrames
         self.measure = measure
+        self.prefetch = prefetch
         ports = .allocate(capacity: JACKPortBinder.capacity)
         ports.initialize(repeating: nil, count: JACKPortBinder.capacity)
         outputSlots = .allocate(capacity: JACKPortBinder.capacity)
@@ -93,6 +96,9 @@ final class ProcessCycle: @unchecked Sendable {
     @inline(__always)
     func run(_ frames: UInt32) {
         let start = measure ? MonotonicClock.nanoseconds() : 0
+        // First: the engine's state comes back from memory while libjack
+        // finds the port buffers.
+        if prefetch { engine.prefetchHotMemory() }
         let n = Int(frames)
         if let raw = pendingSwap.exchange(nil, ordering: .acquiring) {
             let t0 = measure ? MonotonicClock.nanoseconds() : 0

@@ -57,6 +57,9 @@ public final class RunningGraph: @unchecked Sendable {
         public var extraFill = 2048
         /// Record every process cycle's duration (for benchmarks).
         public var measureCycles = false
+        /// Prefetch the engine's hot memory at the start of every cycle
+        /// (`Engine.prefetchHotMemory`); off only to measure what it does.
+        public var prefetchHotMemory = true
         /// JACK transport: nil leaves it to each time-based source's
         /// `transport` parameter; `.follow` makes every one (`file`, the
         /// decoders of `ac4` and `media`, `playlist`) follow JACK's

@@ -125,6 +125,12 @@ final class MixerNode: RenderNode {
         wiring.pointee = Wiring(inputs: inputs, output: output, allMono: inputs.allSatisfy { $0.channels == 1 })
     }
 
+    var hotMemory: [UnsafeRawBufferPointer] {
+        var regions = [UnsafeRawBufferPointer(hot: wiring), UnsafeRawBufferPointer(hot: gains, count: count)]
+        wiring.pointee.inputs.withUnsafeBufferPointer { regions.append(UnsafeRawBufferPointer($0)) }
+        return regions
+    }
+
     func apply(_ change: ParameterChange) {
         let e = Int(change.element)
         if change.parameter == outputIndex {

@@ -145,6 +145,13 @@ final class TestToneNode: RenderNode {
         state.pointee.output = output
     }
 
+    var hotMemory: [UnsafeRawBufferPointer] {
+        let sine = state.pointee.sine
+        return [UnsafeRawBufferPointer(hot: state),
+                UnsafeRawBufferPointer(hot: sine.cosTable, count: SineTable.length),
+                UnsafeRawBufferPointer(hot: sine.sinTable, count: SineTable.length)]
+    }
+
     func apply(_ change: ParameterChange) {
         if change.parameter == frequencyIndex {
             state.pointee.sine.setFrequency(change.value, sampleRate: sampleRate)

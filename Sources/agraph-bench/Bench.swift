@@ -12,7 +12,7 @@ struct AgraphBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agraph-bench",
         abstract: "AudioGraph benchmarks (build with -c release).",
-        subcommands: [Offline.self, Live.self, LV2Bench.self, StartupProbe.self, AC4Probe.self, AnalyzeBench.self, ResampleBench.self, DecodeBench.self,
+        subcommands: [Offline.self, Live.self, ColdBench.self, LV2Bench.self, StartupProbe.self, AC4Probe.self, AnalyzeBench.self, ResampleBench.self, DecodeBench.self,
                       BinauralBench.self, OSCBench.self, ReloadBench.self],
         defaultSubcommand: Offline.self)
 }

@@ -39,6 +39,8 @@ struct Live: ParsableCommand {
     var toneChannels: Int = 2
     @Option(help: "Rounds of the AudioGraph rows and the plain client, alternating (A, plain, A, plain…): the callback ratio is then the median of the rounds' ratios, which a shared machine's drift moves less than one pair. The table shows round 1.")
     var rounds: Int = 1
+    @Option(help: "Prefetch the engine's hot memory at the start of each cycle: on, off, or both (each AudioGraph row run both ways, alternating).")
+    var prefetch: String = "on"
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
     @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
@@ -120,8 +122,10 @@ struct Live: ParsableCommand {
                 progress(rows.last!)
             }
             for n in sourceList {
-                rows.append(runAudioGraph(sources: n, server: name, window: window))
-                progress(rows.last!)
+                for p in prefetchVariants {
+                    rows.append(runAudioGraph(sources: n, prefetch: p, server: name, window: window))
+                    progress(rows.last!)
+                }
             }
             if let chainFile {
                 rows.append(runAudioGraph(name: chainRowName, json: chainGraphJSON(file: chainFile), clientName: "agraph-bench-chain",
@@ -134,8 +138,10 @@ struct Live: ParsableCommand {
                 for round in 2...rounds {
                     var these: [LiveRow] = []
                     for n in sourceList {
-                        these.append(runAudioGraph(sources: n, server: name, window: window))
-                        progress(these.last!, round: round)
+                        for p in prefetchVariants {
+                            these.append(runAudioGraph(sources: n, prefetch: p, server: name, window: window))
+                            progress(these.last!, round: round)
+                        }
                     }
                     let plain = runPlain(server: name, window: window, observer: observer)
                     progress(plain, round: round)
@@ -232,21 +238,22 @@ struct Live: ParsableCommand {
         for (period, rows) in summary {
             guard let plain = rows.first(where: { $0.name.hasPrefix("plain client") }), !plain.callback.isEmpty else { continue }
             let p = percentile(plain.callback.sorted(), 50)
-            for n in sourceList {
-                guard let row = rows.first(where: { $0.name == audioGraphRowName(n) }), !row.callback.isEmpty else { continue }
+            for n in sourceList { for pf in prefetchVariants {
+                guard let row = rows.first(where: { $0.name == audioGraphRowName(n, prefetch: pf) }), !row.callback.isEmpty else { continue }
                 let a = percentile(row.callback.sorted(), 50)
-                print("callback median, period \(period), \(n) source\(n == 1 ? "" : "s") (\(toneChannels)-channel tones): "
+                print("callback median, period \(period), \(n) source\(n == 1 ? "" : "s")\(pf ? "" : ", no prefetch") (\(toneChannels)-channel tones): "
                       + "\(formatFixed(a / 1000, 2)) µs, plain client \(formatFixed(p / 1000, 2)) µs: "
-                      + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met"))" : ""))
-            }
+                      + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met"))" : ""))
+            } }
             if let later = laterRounds[period] {
                 // Every round's ratio, then their median.
                 let median = { (xs: [UInt32]) -> Double? in xs.isEmpty ? nil : percentile(xs.sorted(), 50) }
-                for n in sourceList {
+                for n in sourceList { for pf in prefetchVariants {
                     var ratios: [Double] = []
                     var parts: [String] = []
-                    let first = rows.first(where: { $0.name == audioGraphRowName(n) })
-                    let pairs = [(first, plain)] + later.map { r in (r.audioGraph.first(where: { $0.name == audioGraphRowName(n) }), r.plain) }
+                    let rowName = audioGraphRowName(n, prefetch: pf)
+                    let first = rows.first(where: { $0.name == rowName })
+                    let pairs = [(first, plain)] + later.map { r in (r.audioGraph.first(where: { $0.name == rowName }), r.plain) }
                     for (a, b) in pairs {
                         guard let a, let am = median(a.callback), let bm = median(b.callback) else { parts.append("-"); continue }
                         ratios.append(am / bm)
@@ -255,11 +262,12 @@ struct Live: ParsableCommand {
                     guard !ratios.isEmpty else { continue }
                     let sortedRatios = ratios.sorted()
                     let m = sortedRatios[(sortedRatios.count - 1) / 2]
-                    print("  \(rounds) rounds, \(n) source\(n == 1 ? "" : "s"), callback medians AudioGraph/plain per round: "
+                    let label = "\(n) source\(n == 1 ? "" : "s")\(pf ? "" : ", no prefetch")"
+                    print("  \(rounds) rounds, \(label), callback medians AudioGraph/plain per round: "
                           + parts.joined(separator: ", "))
-                    print("  median of the rounds' ratios, period \(period), \(n) source\(n == 1 ? "" : "s"): \(formatFixed(m, 2))×"
-                          + (n == 8 && period == 128 ? " (aim ≤ 1.5×: \(m <= 1.5 ? "met" : "NOT met"))" : ""))
-                }
+                    print("  median of the rounds' ratios, period \(period), \(label): \(formatFixed(m, 2))×"
+                          + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(m <= 1.5 ? "met" : "NOT met"))" : ""))
+                } }
             }
             if let row = rows.first(where: { $0.name == chainRowName }), !row.callback.isEmpty {
                 let a = percentile(row.callback.sorted(), 50)
@@ -279,12 +287,22 @@ struct Live: ParsableCommand {
         fflush(nil)
     }
 
-    func runAudioGraph(sources n: Int, server: String, window: Window) -> LiveRow {
-        runAudioGraph(name: audioGraphRowName(n), json: liveGraphJSON(sources: n, toneChannels: toneChannels),
-                      clientName: "agraph-bench-\(n)", directory: "/tmp", server: server, window: window)
+    /// The AudioGraph rows' prefetch settings (`--prefetch`).
+    var prefetchVariants: [Bool] {
+        switch prefetch {
+        case "off": [false]
+        case "both": [true, false]
+        default: [true]
+        }
     }
 
-    func runAudioGraph(name: String, json: String, clientName: String, directory: String, server: String, window: Window) -> LiveRow {
+    func runAudioGraph(sources n: Int, prefetch: Bool = true, server: String, window: Window) -> LiveRow {
+        runAudioGraph(name: audioGraphRowName(n, prefetch: prefetch), json: liveGraphJSON(sources: n, toneChannels: toneChannels),
+                      clientName: "agraph-bench-\(n)", directory: "/tmp", server: server, window: window, prefetch: prefetch)
+    }
+
+    func runAudioGraph(name: String, json: String, clientName: String, directory: String, server: String, window: Window,
+                       prefetch: Bool = true) -> LiveRow {
         let binder = JACKPortBinder()
         let graph: ValidatedGraph
         switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: directory) {
@@ -296,6 +314,7 @@ struct Live: ParsableCommand {
         options.serverName = server
         options.clientName = clientName
         options.measureCycles = true
+        options.prefetchHotMemory = prefetch
         if let maxFrames { options.maxFrames = maxFrames }
         options.threadInit = recordJACKThread
         jackThreadTIDs.reset()
@@ -345,7 +364,9 @@ struct Live: ParsableCommand {
     }
 }
 
-func audioGraphRowName(_ n: Int) -> String { "AudioGraph, \(n) source\(n == 1 ? "" : "s")" }
+func audioGraphRowName(_ n: Int, prefetch: Bool = true) -> String {
+    "AudioGraph, \(n) source\(n == 1 ? "" : "s")\(prefetch ? "" : ", no prefetch")"
+}
 
 let chainRowName = "AudioGraph chain: file 44.1k 5.1 → resample → downmix → limiter → meter"
 
@@ -797,6 +818,28 @@ final class PlainClient: @unchecked Sendable {
         let n = Int(nframes)
         guard let l = jack_port_get_buffer(left, nframes)?.assumingMemoryBound(to: Float.self),
               let r = jack_port_get_buffer(right, nframes)?.assumingMemoryBound(to: Float.self) else { return }
+        let m = Self.render(re: re, im: im, c: c, s: s, count: count, gain: gain, left: l, right: r, frames: n)
+        if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
+        let took = MonotonicClock.nanoseconds() &- start
+        _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
+    }
+
+    /// [control-thread]
+    func takeCycleTimes() -> [UInt32] {
+        var out: [UInt32] = []
+        var v: UInt32 = 0
+        while times.pop(into: &v) { out.append(v) }
+        return out
+    }
+
+    /// The plain client's work for one cycle: `count` phasors (`re`, `im`,
+    /// rotated by `c`, `s` per sample) summed times `gain` into `left` and
+    /// `right`; returns the peak. Also timed offline by `agraph-bench cold`.
+    /// [audio-thread]
+    @inline(never)
+    static func render(re: UnsafeMutablePointer<Double>, im: UnsafeMutablePointer<Double>,
+                       c: UnsafeMutablePointer<Double>, s: UnsafeMutablePointer<Double>, count: Int, gain: Float,
+                       left l: UnsafeMutablePointer<Float>, right r: UnsafeMutablePointer<Float>, frames n: Int) -> Float {
         var m: Float = 0
         var i = 0
         while i < n {
@@ -821,17 +864,7 @@ final class PlainClient: @unchecked Sendable {
             re[k] *= g; im[k] *= g
             k += 1
         }
-        if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
-        let took = MonotonicClock.nanoseconds() &- start
-        _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
-    }
-
-    /// [control-thread]
-    func takeCycleTimes() -> [UInt32] {
-        var out: [UInt32] = []
-        var v: UInt32 = 0
-        while times.pop(into: &v) { out.append(v) }
-        return out
+        return m
     }
 }
 

@@ -109,4 +109,45 @@ final class RealtimeSafetyTests: XCTestCase {
         engine.render(frames: 64)
         XCTAssertGreaterThan(MallocCounter.count { engine.render(frames: 64) }, 0)
     }
+
+    /// The live cycle's prefetch lists one address per cache line of each
+    /// region, in order, each line once, a long region only up to its limit.
+    func testHotLinesAreEachLineOnceInOrder() throws {
+        let a = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 64)
+        let b = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 64)
+        defer { a.deallocate(); b.deallocate() }
+        let lines = Engine.lineAddresses([
+            UnsafeRawBufferPointer(start: a + 8, count: 100),   // lines 0 and 1 of a
+            UnsafeRawBufferPointer(start: a, count: 512),       // lines 0…7 of a: 2…7 are new
+            UnsafeRawBufferPointer(start: b, count: 4096),      // the first hotRegionLimit bytes
+        ]).map { UInt(bitPattern: $0) }
+        let base = UInt(bitPattern: a), other = UInt(bitPattern: b)
+        XCTAssertEqual(lines, (0..<8).map { base + UInt($0) * 64 } + (0..<Engine.hotRegionLimit / 64).map { other + UInt($0) * 64 })
+    }
+
+    /// A node's declared hot memory and its object are in the engine's
+    /// prefetch list; prefetching allocates nothing and changes nothing.
+    func testPrefetchCoversTheNodesHotMemoryAndAllocatesNothing() throws {
+        final class Plain: RenderNode {
+            func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {}
+            func render(frames: Int) {}
+        }
+        final class Hot: RenderNode {
+            let table = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 64)
+            deinit { table.deallocate() }
+            func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {}
+            func render(frames: Int) {}
+            var hotMemory: [UnsafeRawBufferPointer] { [UnsafeRawBufferPointer(start: table, count: 1024)] }
+        }
+        let plain = try Engine(steps: [.init(id: "a", node: Plain(), inputs: [], outputChannels: nil)], sampleRate: 48000, maxFrames: 64)
+        let hot = try Engine(steps: [.init(id: "a", node: Hot(), inputs: [], outputChannels: nil)], sampleRate: 48000, maxFrames: 64)
+        // The schedule, the (empty) pool's layouts and states, the object:
+        // the same for both, give or take the object straddling a line.
+        XCTAssertGreaterThanOrEqual(plain.hotLineTotal, 2)
+        XCTAssertTrue((15...17).contains(hot.hotLineTotal - plain.hotLineTotal),
+                      "the node's 1 KiB table: 16 lines (got \(hot.hotLineTotal - plain.hotLineTotal))")
+        try XCTSkipUnless(MallocCounter.isAvailable, "allocation counting is unavailable under sanitizers")
+        hot.prefetchHotMemory()
+        XCTAssertEqual(MallocCounter.count { for _ in 0..<10_000 { hot.prefetchHotMemory() } }, 0)
+    }
 }

@@ -1,0 +1,34 @@
+/*
+ * Cache prefetch hints for the engine's cycle (AudioGraphCore.Engine).
+ *
+ * Swift has no prefetch intrinsic; these static inline wrappers of the
+ * compiler's __builtin_prefetch are imported and inlined into Swift code.
+ * A prefetch is a hint: it never faults, never blocks and has no effect
+ * on results. [any thread; realtime-safe]
+ */
+#ifndef AGRAPH_CPREFETCH_H
+#define AGRAPH_CPREFETCH_H
+
+#include <stddef.h>
+#ifdef __linux__
+#include <malloc.h>
+#endif
+
+/** Brings the line holding `p` towards the L1 data cache, for reading. */
+static inline void agraph_prefetch_read(const void *p) { __builtin_prefetch(p, 0, 3); }
+
+/** Brings the line holding `p` towards the L1 data cache, for writing. */
+static inline void agraph_prefetch_write(const void *p) { __builtin_prefetch(p, 1, 3); }
+
+/** Bytes usable in the heap block `p` (from malloc), 64 where unknown.
+ *  [main-thread: the engine sizes node objects with it] */
+static inline size_t agraph_heap_block_size(void *p) {
+#ifdef __linux__
+    return malloc_usable_size(p);
+#else
+    (void)p;
+    return 64;
+#endif
+}
+
+#endif

@@ -1,0 +1,102 @@
+// agraph-bench cold: the live 8-source graph's `engine.render`, offline,
+// after the machine's caches and TLBs have been emptied before every block.
+//
+// Live, the callback's data, code and page-table entries leave the caches
+// in the 2.67 ms between cycles (jackd, other processes, the VM's
+// neighbours), and how far they leave varies with the host: wall time on a
+// shared machine moves by 2x between runs. This bench empties the caches
+// the same way before every block, so changes to what a cycle touches can
+// be compared in one process, without JACK.
+import ArgumentParser
+import AudioGraph
+import AudioGraphCore
+import AudioGraphJACK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ColdBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cold",
+        abstract: "engine.render of the live bench graph with the caches and TLBs emptied before every block (offline, no JACK).")
+
+    @Option(help: "Source counts, comma-separated.") var sources: String = "1,8"
+    @Option(help: "Channels of each test-tone.") var toneChannels: Int = 2
+    @Option(help: "Block size in frames.") var block: Int = 128
+    @Option(help: "Blocks measured per row.") var blocks: Int = 600
+    @Option(help: "MiB written before each block (more than the last-level cache empties it).") var evictMiB: Int = 64
+    @Flag(help: "Also run other code before each block (the graph validator on the bench graph), which empties the instruction caches and branch predictors as other processes do live.")
+    var evictCode = false
+    @Option(help: "Rounds: the rows alternate this many times; the table reports each row's median over all its blocks.")
+    var rounds: Int = 3
+
+    func run() throws {
+        let counts = sources.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let bytes = max(evictMiB, 1) << 20
+        let junk = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)
+        defer { junk.deallocate() }
+        junk.initialize(repeating: 0, count: bytes)
+        struct Case { var sources: Int; var prefetch: Bool; var plain = false }
+        let cases = counts.flatMap { [Case(sources: $0, prefetch: false), Case(sources: $0, prefetch: true)] }
+            + [Case(sources: Job.frequencies.count, prefetch: false, plain: true)]
+        // The plain client's state and "port buffers".
+        let voices = Job.frequencies.count
+        let re = UnsafeMutablePointer<Double>.allocate(capacity: voices), im = UnsafeMutablePointer<Double>.allocate(capacity: voices)
+        let cw = UnsafeMutablePointer<Double>.allocate(capacity: voices), sw = UnsafeMutablePointer<Double>.allocate(capacity: voices)
+        let ports = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
+        defer { re.deallocate(); im.deallocate(); cw.deallocate(); sw.deallocate(); ports.deallocate() }
+        ports.initialize(repeating: 0, count: 2 * 8192)
+        for (k, f) in Job.frequencies.enumerated() {
+            let w = 2 * Double.pi * f / Double(Live.sampleRate)
+            re[k] = 1; im[k] = 0; cw[k] = cos(w); sw[k] = sin(w)
+        }
+        var peak: Float = 0
+        var engines: [Engine] = []
+        for c in cases where !c.plain {
+            let binder = JACKPortBinder()
+            guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
+                .validate(bytes: Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).utf8), file: "live.json", directory: "/tmp")
+            else { throw ValidationError("the bench graph does not validate") }
+            engines.append(try GraphCompiler.compile(g, maxFrames: 8192).engine)
+        }
+        var samples = Array(repeating: [Double](), count: cases.count)
+        let graphBytes = Array(liveGraphJSON(sources: 8, toneChannels: toneChannels).utf8)
+        let otherBinder = JACKPortBinder()
+        var sink = 0
+        for _ in 0..<max(rounds, 1) {
+            for (k, c) in cases.enumerated() {
+                let engine = engines[min(k, engines.count - 1)]
+                for b in 0..<(blocks / max(rounds, 1) + 10) {
+                    if evictCode, case .success(let g) = GraphValidator(registry: .withJACK(otherBinder))
+                        .validate(bytes: graphBytes, file: "other.json", directory: "/tmp") {
+                        sink &+= g.nodes.count
+                    }
+                    var j = 0
+                    while j < bytes { junk[j] &+= 1; j += 64 }
+                    let t0 = MonotonicClock.nanoseconds()
+                    if c.plain {
+                        peak = max(peak, PlainClient.render(re: re, im: im, c: cw, s: sw, count: voices, gain: 1 / Float(voices),
+                                                            left: ports, right: ports + 8192, frames: block))
+                    } else {
+                        if c.prefetch { engine.prefetchHotMemory() }
+                        engine.render(frames: block)
+                    }
+                    let t = Double(MonotonicClock.nanoseconds() - t0)
+                    if b >= 10 { samples[k].append(t) }
+                }
+            }
+        }
+        if sink == -1 || peak > 1e9 { print(sink, peak) }
+        print("engine.render, block \(block), \(evictMiB) MiB written before each block; median (p10–p90) µs over \(samples.first?.count ?? 0) blocks:")
+        for (k, c) in cases.enumerated() {
+            let s = samples[k].sorted()
+            func at(_ q: Double) -> Double { s.isEmpty ? .nan : s[min(s.count - 1, Int(q * Double(s.count)))] / 1000 }
+            if c.plain {
+                print("  the plain client's loop (\(voices) phasors, two buffers): \(formatFixed(at(0.5), 2)) (\(formatFixed(at(0.1), 2))–\(formatFixed(at(0.9), 2)))")
+                continue
+            }
+            print("  \(c.sources) source\(c.sources == 1 ? "" : "s"), \(c.prefetch ? "prefetchHotMemory first (\(engines[k].hotLineTotal) lines)" : "no prefetch"): "
+                  + "\(formatFixed(at(0.5), 2)) (\(formatFixed(at(0.1), 2))–\(formatFixed(at(0.9), 2)))")
+        }
+    }
+}
