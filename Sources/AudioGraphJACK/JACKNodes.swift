@@ -210,19 +210,28 @@ final class JACKOutNode: RenderNode {
     /// Written in `prepare` only, read on every cycle: unchecked, so the
     /// audio thread pays no dynamic exclusivity check (a TLS lookup) for it.
     @exclusivity(unchecked) var input: AudioBus?
+    /// This node's peak cells, unretained (the binder owns them): taking a
+    /// class element out of the binder's array would retain and release it
+    /// on every cycle.
+    let peakCells: UnsafeMutablePointer<Unmanaged<PeakCell>>
 
     init(binder: JACKPortBinder, firstSlot: Int, channels: Int) {
         self.binder = binder
         self.firstSlot = firstSlot
         self.channels = channels
+        peakCells = .allocate(capacity: max(channels, 1))
+        for c in 0..<channels { (peakCells + c).initialize(to: .passUnretained(binder.peaks[firstSlot + c])) }
     }
+
+    deinit { peakCells.deallocate() }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
         input = inputs.first
     }
 
     var hotMemory: [UnsafeRawBufferPointer] {
-        var regions = [UnsafeRawBufferPointer(hot: binder.buffers + firstSlot, count: channels)]
+        var regions = [UnsafeRawBufferPointer(hot: binder.buffers + firstSlot, count: channels),
+                       UnsafeRawBufferPointer(hot: peakCells, count: channels)]
         for c in 0..<channels { regions.append(Engine.objectMemory(binder.peaks[firstSlot + c])) }
         return regions
     }
@@ -233,7 +242,8 @@ final class JACKOutNode: RenderNode {
         while c < channels {
             if let port = binder.buffers[firstSlot + c] {
                 Kernels.copy(input.channel(c), to: port, count: frames)
-                binder.peaks[firstSlot + c].raise(Kernels.peak(port, count: frames))
+                let peak = Kernels.peak(port, count: frames)
+                peakCells[c]._withUnsafeGuaranteedRef { $0.raise(peak) }
             }
             c += 1
         }

@@ -15,7 +15,13 @@ import Glibc
 final class ProcessCycle: @unchecked Sendable {
     /// The engine the callback renders: changed only by the audio thread,
     /// when it takes a reload's swap. [audio-thread; others: before activation]
-    @exclusivity(unchecked) private(set) var engine: Engine
+    @exclusivity(unchecked) private(set) var engine: Engine {
+        didSet { engineRef = .passUnretained(engine) }
+    }
+    /// `engine`, unretained, for the cycle: reading a class reference out
+    /// of a stored property retains and releases it (atomic
+    /// read-modify-writes on a line that is cold at the start of a cycle).
+    @exclusivity(unchecked) private var engineRef: Unmanaged<Engine>
     /// A reload's swap waiting for the next cycle (unretained `ReloadSwap`;
     /// the session holds it until it is done). [owner-thread stores, audio-thread takes]
     let pendingSwap = Atomic<UnsafeMutableRawPointer?>(nil)
@@ -39,7 +45,7 @@ final class ProcessCycle: @unchecked Sendable {
     /// Ports registered or unregistered on the server (any client's).
     let registrationEpoch = Atomic<Int>(0)
     /// The end of stream was signalled to the monitor. [audio-thread]
-    private var endSignalled = false
+    @exclusivity(unchecked) private var endSignalled = false
     /// `Options.threadInit`.
     let threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     /// The client whose process thread this is. [set before activation]
@@ -61,6 +67,7 @@ final class ProcessCycle: @unchecked Sendable {
         self.threadInit = threadInit
         monitorWakeup = wakeup
         self.engine = engine
+        engineRef = .passUnretained(engine)
         self.binder = binder
         self.maxFrames = maxFrames
         self.measure = measure
@@ -98,7 +105,7 @@ final class ProcessCycle: @unchecked Sendable {
         let start = measure ? MonotonicClock.nanoseconds() : 0
         // First: the engine's state comes back from memory while libjack
         // finds the port buffers.
-        if prefetch { engine.prefetchHotMemory() }
+        if prefetch { engineRef._withUnsafeGuaranteedRef { $0.prefetchHotMemory() } }
         let n = Int(frames)
         if let raw = pendingSwap.exchange(nil, ordering: .acquiring) {
             let t0 = measure ? MonotonicClock.nanoseconds() : 0
@@ -114,7 +121,7 @@ final class ProcessCycle: @unchecked Sendable {
             }
             i += 1
         }
-        let transport = self.transport
+        unowned(unsafe) let transport = self.transport
         if let transport, let client = clientHandle { transport.observe(client) }
         if let f = fading, n > maxFrames || paused.load(ordering: .relaxed) {
             // Nothing to crossfade in silence: the swap is done at once.
@@ -132,12 +139,14 @@ final class ProcessCycle: @unchecked Sendable {
             let held = transport.map { !$0.advance(frames: frames) } ?? false
             if f.render(frames: n, binder: binder, transportHeld: held) { finish(f) }
         } else {
-            if let transport { engine.transportHeld = !transport.advance(frames: frames) }
-            engine.render(frames: n)
-            // Tell the monitor at once, not at its next timeout.
-            if !endSignalled && engine.isFinished {
-                endSignalled = true
-                monitorWakeup.signal()
+            engineRef._withUnsafeGuaranteedRef { engine in
+                if let transport { engine.transportHeld = !transport.advance(frames: frames) }
+                engine.render(frames: n)
+                // Tell the monitor at once, not at its next timeout.
+                if !endSignalled && engine.isFinished {
+                    endSignalled = true
+                    monitorWakeup.signal()
+                }
             }
         }
         if measure {
@@ -204,7 +213,9 @@ private func cycle(_ arg: UnsafeMutableRawPointer?) -> ProcessCycle? {
 
 /// [audio-thread]
 let processCallback: JackProcessCallback = { frames, arg in
-    cycle(arg)?.run(frames)
+    // Borrowed, not retained: the session keeps the cycle alive while the
+    // client is active.
+    if let arg { Unmanaged<ProcessCycle>.fromOpaque(arg)._withUnsafeGuaranteedRef { $0.run(frames) } }
     return 0
 }
 

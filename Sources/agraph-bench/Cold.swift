@@ -8,6 +8,7 @@
 // the same way before every block, so changes to what a cycle touches can
 // be compared in one process, without JACK.
 import ArgumentParser
+import Foundation
 import AudioGraph
 import AudioGraphCore
 import AudioGraphJACK
@@ -23,6 +24,7 @@ struct ColdBench: ParsableCommand {
     @Option(help: "Source counts, comma-separated.") var sources: String = "1,8"
     @Option(help: "Channels of each test-tone.") var toneChannels: Int = 2
     @Option(help: "Block size in frames.") var block: Int = 128
+    @Option(help: "Waveform of the tones (sine as live; others to see what a source costs).") var waveform: String = "sine"
     @Option(help: "Blocks measured per row.") var blocks: Int = 600
     @Option(help: "MiB written before each block (more than the last-level cache empties it).") var evictMiB: Int = 64
     @Flag(help: "Also run other code before each block (the graph validator on the bench graph), which empties the instruction caches and branch predictors as other processes do live.")
@@ -55,7 +57,7 @@ struct ColdBench: ParsableCommand {
         for c in cases where !c.plain {
             let binder = JACKPortBinder()
             guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
-                .validate(bytes: Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).utf8), file: "live.json", directory: "/tmp")
+                .validate(bytes: Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).replacingOccurrences(of: "\"sine\"", with: "\"\(waveform)\"").utf8), file: "live.json", directory: "/tmp")
             else { throw ValidationError("the bench graph does not validate") }
             engines.append(try GraphCompiler.compile(g, maxFrames: 8192).engine)
         }
