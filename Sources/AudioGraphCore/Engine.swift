@@ -116,6 +116,18 @@ public final class Engine: @unchecked Sendable {
     /// reads them (see `prefetchHotMemory`).
     private let hotLines: UnsafeMutablePointer<UnsafeRawPointer>
     private let hotLineCount: Int
+    /// Where each group of `hotLines` starts: group 0 is the engine's own
+    /// (the schedule, the pools' layouts and states), group `i + 1` step
+    /// `i`'s; one more entry, the end.
+    private let hotGroupStarts: UnsafeMutablePointer<Int>
+    /// How many steps ahead `render` prefetches the next steps' hot lines;
+    /// 0: it does not (offline, where caches stay warm). A live host sets
+    /// it before the engine runs and calls `prefetchHotMemory` at the start
+    /// of each cycle. [main-thread & !rendering]
+    @exclusivity(unchecked) public var prefetchDistance = 0
+    /// The distance a live host uses: measured with `agraph-bench cold`
+    /// (1 and 2 alike, both ahead of prefetching everything at once).
+    public static let livePrefetchDistance = 1
     /// Regions longer than this are streamed (the hardware prefetcher
     /// follows them); only their first lines are listed.
     public static let hotRegionLimit = 1024
@@ -235,27 +247,33 @@ public final class Engine: @unchecked Sendable {
         // What a block reads first, in order: the schedule, the buses'
         // layouts and states, then each step's delay lines, node object
         // and the node's own hot memory.
-        var regions: [UnsafeRawBufferPointer] = []
-        nodes.withUnsafeBufferPointer { regions.append(UnsafeRawBufferPointer($0)) }
-        for p in pools { regions += p.hotMemory }
+        var global: [UnsafeRawBufferPointer] = []
+        nodes.withUnsafeBufferPointer { global.append(UnsafeRawBufferPointer($0)) }
+        for p in pools { global += p.hotMemory }
+        var groups = [global]
         var line = 0
         for (i, step) in steps.enumerated() {
+            var regions: [UnsafeRawBufferPointer] = []
             while line < lines.count && lineSteps[line] == i {
                 regions.append(Self.objectMemory(lines[line]))
                 line += 1
             }
             regions.append(Self.objectMemory(step.node))
             regions += step.node.hotMemory
+            groups.append(regions)
         }
-        let addresses = Self.lineAddresses(regions)
+        let (addresses, starts) = Self.lineAddresses(groups: groups)
         hotLineCount = addresses.count
         hotLines = .allocate(capacity: max(addresses.count, 1))
         hotLines.initialize(from: addresses, count: addresses.count)
+        hotGroupStarts = .allocate(capacity: starts.count)
+        hotGroupStarts.initialize(from: starts, count: starts.count)
     }
 
     deinit {
         followers.deallocate()
         hotLines.deallocate()
+        hotGroupStarts.deallocate()
     }
 
     /// The heap block of a class instance (its stored properties).
@@ -269,19 +287,47 @@ public final class Engine: @unchecked Sendable {
     /// One address per 64-byte line of each region (up to `hotRegionLimit`
     /// bytes of it), each line once, in order. [main-thread]
     public static func lineAddresses(_ regions: [UnsafeRawBufferPointer]) -> [UnsafeRawPointer] {
+        lineAddresses(groups: [regions]).addresses
+    }
+
+    /// `lineAddresses` of groups of regions, a line listed in the first
+    /// group that has it; `starts` has each group's first index, then the
+    /// end. [main-thread]
+    static func lineAddresses(groups: [[UnsafeRawBufferPointer]]) -> (addresses: [UnsafeRawPointer], starts: [Int]) {
         var seen = Set<UInt>()
         var out: [UnsafeRawPointer] = []
-        for r in regions {
-            guard let base = r.baseAddress, r.count > 0 else { continue }
-            let first = UInt(bitPattern: base) & ~63
-            let end = UInt(bitPattern: base) + UInt(min(r.count, hotRegionLimit))
-            var a = first
-            while a < end {
-                if seen.insert(a).inserted, let p = UnsafeRawPointer(bitPattern: a) { out.append(p) }
-                a += 64
+        var starts: [Int] = []
+        for regions in groups {
+            starts.append(out.count)
+            for r in regions {
+                guard let base = r.baseAddress, r.count > 0 else { continue }
+                let first = UInt(bitPattern: base) & ~63
+                let end = UInt(bitPattern: base) + UInt(min(r.count, hotRegionLimit))
+                var a = first
+                while a < end {
+                    if seen.insert(a).inserted, let p = UnsafeRawPointer(bitPattern: a) { out.append(p) }
+                    a += 64
+                }
             }
         }
-        return out
+        starts.append(out.count)
+        return (out, starts)
+    }
+
+    /// Prefetches the hot lines of groups `from..<to` (clamped). [audio-thread]
+    @inline(__always)
+    func prefetchGroups(from: Int, to: Int) {
+        let groups = nodes.count + 1
+        let a = from < groups ? from : groups
+        let b = to < groups ? to : groups
+        guard a < b else { return }
+        let lines = hotLines
+        var i = hotGroupStarts[a]
+        let end = hotGroupStarts[b]
+        while i < end {
+            agraph_prefetch_read(lines[i])
+            i += 1
+        }
     }
 
     /// Prefetches the cache lines a block reads first: the schedule, the
@@ -294,15 +340,15 @@ public final class Engine: @unchecked Sendable {
     /// overlap with that work and with each other. Changes no result.
     /// Offline rendering, whose caches stay warm, does not need it.
     /// [audio-thread; realtime-safe: prefetch hints only]
+    ///
+    /// With a `prefetchDistance` of k > 0, this prefetches the engine's own
+    /// lines and the first k steps' only; `render` prefetches step i + k's
+    /// before it renders step i, so that each step's lines arrive shortly
+    /// before they are needed instead of all at once.
     @inline(__always)
     public func prefetchHotMemory() {
-        let lines = hotLines
-        let count = hotLineCount
-        var i = 0
-        while i < count {
-            agraph_prefetch_read(lines[i])
-            i += 1
-        }
+        let k = prefetchDistance
+        prefetchGroups(from: 0, to: k > 0 ? 1 + k : nodes.count + 1)
     }
 
     /// Lines `prefetchHotMemory` prefetches. [any thread]
@@ -369,9 +415,11 @@ public final class Engine: @unchecked Sendable {
             let i = Int(change.node)
             if i >= 0 && i < nodes.count { nodes[i].apply(change) }
         }
+        let ahead = prefetchDistance
         var i = 0
         var d = 0
         while i < nodes.count {
+            if ahead > 0 { prefetchGroups(from: 1 + i + ahead, to: 2 + i + ahead) }
             while d < delayLines.count && lineSteps[d] == i {
                 delayLines[d].render(frames: n)
                 d += 1

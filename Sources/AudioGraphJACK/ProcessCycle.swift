@@ -68,6 +68,7 @@ final class ProcessCycle: @unchecked Sendable {
         monitorWakeup = wakeup
         self.engine = engine
         engineRef = .passUnretained(engine)
+        if prefetch { engine.prefetchDistance = Engine.livePrefetchDistance }
         self.binder = binder
         self.maxFrames = maxFrames
         self.measure = measure
@@ -173,6 +174,8 @@ final class ProcessCycle: @unchecked Sendable {
         }
         outputCount = s.outputCount
         s.engine.continuePosition(from: engine)
+        // Not rendered yet: this thread may still set it.
+        if prefetch { s.engine.prefetchDistance = Engine.livePrefetchDistance }
         engine = s.engine
         transport = s.transport
         if s.relocateFollowers { s.transport?.followersChanged() }

@@ -29,6 +29,9 @@ struct ColdBench: ParsableCommand {
     @Option(help: "MiB written before each block (more than the last-level cache empties it).") var evictMiB: Int = 64
     @Flag(help: "Also run other code before each block (the graph validator on the bench graph), which empties the instruction caches and branch predictors as other processes do live.")
     var evictCode = false
+    @Option(help: "Prefetch distances to compare (0: all of the cycle's hot lines at its start; k: the first k steps' at the start, then k steps ahead), comma-separated.")
+    var prefetchDistances: String = "0,1"
+    var distances: [Int] { prefetchDistances.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
     @Option(help: "Rounds: the rows alternate this many times; the table reports each row's median over all its blocks.")
     var rounds: Int = 3
 
@@ -38,9 +41,10 @@ struct ColdBench: ParsableCommand {
         let junk = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)
         defer { junk.deallocate() }
         junk.initialize(repeating: 0, count: bytes)
-        struct Case { var sources: Int; var prefetch: Bool; var plain = false }
-        let cases = counts.flatMap { [Case(sources: $0, prefetch: false), Case(sources: $0, prefetch: true)] }
-            + [Case(sources: Job.frequencies.count, prefetch: false, plain: true)]
+        struct Case { var sources: Int; var prefetch: Bool; var distance = 0; var plain = false }
+        let cases = counts.flatMap { n in
+            [Case(sources: n, prefetch: false)] + distances.map { Case(sources: n, prefetch: true, distance: $0) }
+        } + [Case(sources: Job.frequencies.count, prefetch: false, plain: true)]
         // The plain client's state and "port buffers".
         let voices = Job.frequencies.count
         let re = UnsafeMutablePointer<Double>.allocate(capacity: voices), im = UnsafeMutablePointer<Double>.allocate(capacity: voices)
@@ -59,7 +63,9 @@ struct ColdBench: ParsableCommand {
             guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
                 .validate(bytes: Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).replacingOccurrences(of: "\"sine\"", with: "\"\(waveform)\"").utf8), file: "live.json", directory: "/tmp")
             else { throw ValidationError("the bench graph does not validate") }
-            engines.append(try GraphCompiler.compile(g, maxFrames: 8192).engine)
+            let engine = try GraphCompiler.compile(g, maxFrames: 8192).engine
+            engine.prefetchDistance = c.prefetch ? c.distance : 0
+            engines.append(engine)
         }
         var samples = Array(repeating: [Double](), count: cases.count)
         let graphBytes = Array(liveGraphJSON(sources: 8, toneChannels: toneChannels).utf8)
@@ -97,7 +103,7 @@ struct ColdBench: ParsableCommand {
                 print("  the plain client's loop (\(voices) phasors, two buffers): \(formatFixed(at(0.5), 2)) (\(formatFixed(at(0.1), 2))–\(formatFixed(at(0.9), 2)))")
                 continue
             }
-            print("  \(c.sources) source\(c.sources == 1 ? "" : "s"), \(c.prefetch ? "prefetchHotMemory first (\(engines[k].hotLineTotal) lines)" : "no prefetch"): "
+            print("  \(c.sources) source\(c.sources == 1 ? "" : "s"), \(c.prefetch ? "prefetch, distance \(c.distance) (\(engines[min(k, engines.count - 1)].hotLineTotal) lines)" : "no prefetch"): "
                   + "\(formatFixed(at(0.5), 2)) (\(formatFixed(at(0.1), 2))–\(formatFixed(at(0.9), 2)))")
         }
     }

@@ -150,4 +150,37 @@ final class RealtimeSafetyTests: XCTestCase {
         hot.prefetchHotMemory()
         XCTAssertEqual(MallocCounter.count { for _ in 0..<10_000 { hot.prefetchHotMemory() } }, 0)
     }
+
+    /// Prefetching ahead while rendering (as live) changes no sample and
+    /// allocates nothing: the 8-tone graph renders the same with a
+    /// prefetch distance of 0, 1 and more steps than the schedule has.
+    func testRenderingWithPrefetchAheadGivesTheSameSamples() throws {
+        let tones = (0..<8).map { #"{"id": "t\#($0)", "type": "test-tone", "params": {"frequency": \#(200 + 100 * $0), "channels": 2}}"# }
+        let links = (0..<8).map { #"{"from": "t\#($0)", "to": "m:in\#($0)"}"# } + [#"{"from": "m", "to": "cap"}"#]
+        let json = #"{"format": "agraph/1", "nodes": [\#(tones.joined(separator: ",")), {"id": "m", "type": "mixer", "params": {"inputs": 8}}, {"id": "cap", "type": "capture"}], "links": [\#(links.joined(separator: ","))]}"#
+        func render(distance: Int) throws -> [[Float]] {
+            let store = CaptureStore(capacityFrames: 48000)
+            let compiled = try GraphCompiler.compile(TestGraph.validate(json, stores: ["main": store]), maxFrames: 256)
+            compiled.engine.prefetchDistance = distance
+            for size in [128, 256, 7, 128] {
+                compiled.engine.prefetchHotMemory()
+                compiled.engine.render(frames: size)
+            }
+            if distance == 1 && MallocCounter.isAvailable {
+                let n = MallocCounter.count {
+                    for _ in 0..<2000 {
+                        compiled.engine.prefetchHotMemory()
+                        compiled.engine.render(frames: 128)
+                    }
+                }
+                XCTAssertEqual(n, 0, "allocations while prefetching ahead")
+            }
+            return (0..<2).map { Array(store.samples($0).prefix(519)) }
+        }
+        let plain = try render(distance: 0)
+        XCTAssertEqual(plain.map(\.count), [519, 519])
+        XCTAssertGreaterThan(plain[0].map(abs).max() ?? 0, 0.1, "the tones reach the capture")
+        XCTAssertEqual(try render(distance: 1), plain)
+        XCTAssertEqual(try render(distance: 50), plain)
+    }
 }
