@@ -10,17 +10,20 @@ public final class JACKServer: @unchecked Sendable {
     private var stopped = false
 
     /// Starts `jackd [-n NAME] --no-realtime -d DRIVER -r RATE -p PERIOD` and
-    /// waits until it accepts clients. [main-thread]
+    /// waits until it accepts clients. With `realtime`, `-R -P 70` instead
+    /// of `--no-realtime`: the server's and its clients' process threads
+    /// run SCHED_FIFO, as in a studio setup (the process needs the right to
+    /// it: root, or an rtprio limit). [main-thread]
     /// - Throws: `JACKError` when jackd is missing, exits, or does not answer in `timeout` s.
     public init(name: String?, driver: String = "dummy", sampleRate: Int, period: Int,
-                timeout: Double = 10) throws(JACKError) {
+                realtime: Bool = false, timeout: Double = 10) throws(JACKError) {
         self.name = name
         guard let jackd = Self.findExecutable("jackd") else {
             throw JACKError("jackd is not installed (Debian: apt-get install jackd2); cannot start an embedded JACK server")
         }
         var arguments: [String] = []
         if let name { arguments += ["-n", name] }
-        arguments += ["--no-realtime", "-d", driver, "-r", String(sampleRate), "-p", String(period)]
+        arguments += (realtime ? ["-R", "-P", "70"] : ["--no-realtime"]) + ["-d", driver, "-r", String(sampleRate), "-p", String(period)]
         let p = Process()
         p.executableURL = URL(fileURLWithPath: jackd)
         p.arguments = arguments

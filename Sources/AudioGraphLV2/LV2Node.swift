@@ -344,6 +344,18 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         inputMirror[c.port].bits.store(v.bitPattern, ordering: .relaxed)
     }
 
+    /// What `render` and the job's `hasWork` read every block: the two
+    /// blocks above, the control values, the job and its worker channels.
+    var hotMemory: [UnsafeRawBufferPointer] {
+        var regions = [UnsafeRawBufferPointer(hot: hot), UnsafeRawBufferPointer(hot: slots, count: instanceCount)]
+        regions += values.map { UnsafeRawBufferPointer(hot: $0, count: max(plugin.ports.count, 1)) }
+        regions.append(Engine.objectMemory(job))
+        job.channels.withUnsafeBufferPointer { regions.append(UnsafeRawBufferPointer($0)) }
+        regions += job.channels.map { Engine.objectMemory($0) }
+        if let flag = job.latencyFlag { regions.append(Engine.objectMemory(flag)) }
+        return regions
+    }
+
     func render(frames: Int) {
         guard let input, let output else { return }
         let n = UInt32(frames)

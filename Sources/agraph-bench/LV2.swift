@@ -55,6 +55,8 @@ struct LV2Bench: ParsableCommand {
     @Option(help: "Warm-up seconds before each live row.") var warmup: Double = 1
     @Option(help: "ecasound offline runs (the best is kept).") var runs: Int = 3
     @Option(help: "Rounds of the in-process and offline rows (each row keeps its best round).") var rounds: Int = 5
+    @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
+    var realtime = false
     @Flag(help: "Skip the live (JACK) rows.") var noLive = false
     @Flag(help: "Skip ecasound even when installed.") var noExternal = false
 
@@ -274,7 +276,7 @@ struct LV2Bench: ParsableCommand {
                  ecasoundEnv: [String], results: inout LV2BenchResults) throws {
         let name = "agraph-bench-lv2-\(getpid())"
         let server: JACKServer
-        do { server = try JACKServer(name: name, driver: "dummy", sampleRate: Self.sampleRate, period: period) } catch {
+        do { server = try JACKServer(name: name, driver: "dummy", sampleRate: Self.sampleRate, period: period, realtime: realtime) } catch {
             print("  cannot start jackd: \(error)")
             throw ExitCode.failure
         }

@@ -41,6 +41,8 @@ struct Live: ParsableCommand {
     var rounds: Int = 1
     @Option(help: "Prefetch the engine's hot memory at the start of each cycle: on, off, or both (each AudioGraph row run both ways, alternating).")
     var prefetch: String = "on"
+    @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
+    var realtime = false
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
     @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
@@ -97,7 +99,7 @@ struct Live: ParsableCommand {
             let name = "agraph-bench-\(getpid())-\(period)"
             let server: JACKServer
             do {
-                server = try JACKServer(name: name, driver: "dummy", sampleRate: Self.sampleRate, period: period)
+                server = try JACKServer(name: name, driver: "dummy", sampleRate: Self.sampleRate, period: period, realtime: realtime)
             } catch {
                 print("period \(period): cannot start jackd: \(error)")
                 throw ExitCode.failure
