@@ -2,7 +2,8 @@
 // session plays is `<path_to_instance_files>.json`, made the first time from
 // the graph given on the command line, with its relative paths made
 // absolute against that graph's folder (so the copy reads the same media);
-// save writes it again with the live parameter values; the JACK client is
+// save writes it again with the live parameter values (and the command
+// line's `--set` values, which are part of what plays); the JACK client is
 // named by the session's client id. The protocol is AudioGraphOSC's NSMClient.
 
 import ArgumentParser
@@ -29,6 +30,11 @@ final class NSMSession {
     private var saved: [String: Double] = [:]
     private var seen: [String: Double] = [:]
     private var lastLook = 0.0
+    /// The command line's `--set` values: part of what plays, so part of
+    /// what a save writes.
+    private var overrides: [ParameterOverride] = []
+    /// They change the session file (it is dirty from the start).
+    private var overridesChangeFile = false
 
     private init(client: NSMClient) { self.client = client }
 
@@ -89,8 +95,8 @@ final class NSMSession {
             for w in g.warnings { printError(w.description) }
             self.file = file
             self.clientID = clientID
-            document = (try? FileChecks.readRegularFile(file, maximumBytes: FileChecks.maximumGraphFileBytes))
-                .flatMap { try? JSONParser.parse($0) }
+            self.overrides = overrides
+            (document, overridesChangeFile) = readSessionDocument(registry: registry)
             return g
         case .failure(let errors):
             let text = errors.diagnostics.map(\.description).joined(separator: "\n")
@@ -108,6 +114,19 @@ final class NSMSession {
         saved = Self.liveValues(live.compiled)
         seen = saved
         client.reply(to: "/nsm/client/open", "OK")
+        // `--set` values the file does not hold: what plays is not saved yet.
+        if overridesChangeFile { client.markDirty() }
+    }
+
+    /// The session file's document with the `--set` values written in (as
+    /// the graph that plays was validated), and whether they change it.
+    private func readSessionDocument(registry: NodeRegistry) -> (JSONValue?, Bool) {
+        let plain = (try? FileChecks.readRegularFile(file, maximumBytes: FileChecks.maximumGraphFileBytes))
+            .flatMap { try? JSONParser.parse($0) }
+        guard let plain, !overrides.isEmpty,
+              case .success(let overridden) = GraphValidator(registry: registry).document(file: file, overrides: overrides)
+        else { return (plain, false) }
+        return (overridden, Self.render(overridden) != Self.render(plain))
     }
 
     /// A hot reload: the session's graph is what now runs. Reloaded from
@@ -119,13 +138,12 @@ final class NSMSession {
         saved = values
         seen = values
         if path == file {
-            document = (try? FileChecks.readRegularFile(file, maximumBytes: FileChecks.maximumGraphFileBytes))
-                .flatMap { try? JSONParser.parse($0) }
-            client.markClean()
+            (document, overridesChangeFile) = readSessionDocument(registry: standardRegistry())
+            if overridesChangeFile { client.markDirty() } else { client.markClean() }
             return
         }
         do {
-            document = try Self.sessionDocument(from: path, registry: standardRegistry())
+            document = try Self.sessionDocument(from: path, registry: standardRegistry(), overrides: overrides)
             client.markDirty()
         } catch {
             printError("agraph: NSM: \(error); the next save keeps the session's graph")
@@ -279,15 +297,25 @@ final class NSMSession {
     }
 
     /// The graph file `original` as a session keeps it: its relative paths
-    /// made absolute against its folder.
-    static func sessionDocument(from original: String, registry: NodeRegistry) throws -> JSONValue {
-        let bytes: [UInt8]
-        do { bytes = try FileChecks.readRegularFile(original, maximumBytes: FileChecks.maximumGraphFileBytes) } catch {
-            throw Failure(description: "\(original): cannot read the graph file: \(error.reason)")
-        }
+    /// made absolute against its folder, and `overrides` (`--set`) written
+    /// in.
+    static func sessionDocument(from original: String, registry: NodeRegistry,
+                                overrides: [ParameterOverride] = []) throws -> JSONValue {
         var doc: JSONValue
-        do { doc = try JSONParser.parse(bytes) } catch {
-            throw Failure(description: "\(original): malformed JSON: \(error)")
+        if overrides.isEmpty {
+            let bytes: [UInt8]
+            do { bytes = try FileChecks.readRegularFile(original, maximumBytes: FileChecks.maximumGraphFileBytes) } catch {
+                throw Failure(description: "\(original): cannot read the graph file: \(error.reason)")
+            }
+            do { doc = try JSONParser.parse(bytes) } catch {
+                throw Failure(description: "\(original): malformed JSON: \(error)")
+            }
+        } else {
+            switch GraphValidator(registry: registry).document(file: original, overrides: overrides) {
+            case .success(let d): doc = d
+            case .failure(let errors):
+                throw Failure(description: errors.diagnostics.map(\.description).joined(separator: "; "))
+            }
         }
         let folder = GraphPaths.folder(of: GraphPaths.resolve(original, against: GraphPaths.currentDirectory()))
         if var top = doc.object, let nodesValue = top["nodes"], var nodes = nodesValue.array {

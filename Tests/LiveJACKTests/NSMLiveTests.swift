@@ -41,10 +41,11 @@ final class NSMLiveTests: LiveTestCase {
 
     /// `agraph run GRAPH` with NSM_URL naming `nsm`, in a folder of its
     /// own (relative paths must not resolve against the working directory).
-    func startUnderNSM(_ graph: String, _ nsm: NSMTestServerFixture, server: TestJACKServer) throws -> CLIProcess {
+    func startUnderNSM(_ graph: String, _ nsm: NSMTestServerFixture, server: TestJACKServer,
+                       extra: [String] = []) throws -> CLIProcess {
         let cwd = dir.file("elsewhere")
         try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)
-        return try CLIProcess(["run", graph, "--server", "external", "--server-name", server.name, "--quiet"],
+        return try CLIProcess(["run", graph, "--server", "external", "--server-name", server.name, "--quiet"] + extra,
                               directory: cwd, environment: ["NSM_URL": nsm.url])
     }
 
@@ -171,6 +172,50 @@ final class NSMLiveTests: LiveTestCase {
             XCTAssertNil(nsm2.received.first { $0.address == "/nsm/client/is_dirty" }, "not dirty without a change")
             cli2.process.send(SIGTERM)
             assertExitsCleanly(cli2)
+            try checkRecorderXruns(rec, isLast: isLast)
+        }
+    }
+
+    /// `--set` values are part of what plays, so part of what a save
+    /// writes: `agraph run graph --set g.gain=-6` under NSM plays at -18
+    /// dBFS, reports dirty at once (the session file still says 0), and a
+    /// save without any live change writes -6; clean then.
+    func testSetValuesOnTheCommandLineAreSavedIntoTheSession() throws {
+        let (original, _) = try writeOriginal()
+        let sessionFolder = dir.file("session-set")
+        try FileManager.default.createDirectory(atPath: sessionFolder, withIntermediateDirectories: true)
+        let instance = sessionFolder + "/agraph.nSET"
+        let sessionFile = instance + ".json"
+        try retryingOnXruns { isLast in
+            try? FileManager.default.removeItem(atPath: sessionFile)
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 30)
+            defer { rec.close() }
+            let nsm = try NSMTestServerFixture()
+            let cli = try startUnderNSM(original, nsm, server: server, extra: ["--set", "g.gain=-6"])
+            defer { cli.kill() }
+            try expectAnnounce(nsm, cli)
+            nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nSET")
+            let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+            XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, 0, "the session file is the original")
+            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)),
+                            "dirty: what plays is not in the session file: \(cli.stderr)")
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
+            XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the --set value plays")
+
+            let beforeSave = nsm.mark
+            nsm.save()
+            let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
+                $0.arguments.first == .string("/nsm/client/save")
+            }
+            XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
+            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave), "is_clean after save")
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -6, "the --set value saved")
+            XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "loop") as? Bool, true, "the rest as it was")
+            cli.process.send(SIGTERM)
+            assertExitsCleanly(cli)
             try checkRecorderXruns(rec, isLast: isLast)
         }
     }
