@@ -25,6 +25,8 @@ struct ColdBench: ParsableCommand {
     @Option(help: "Channels of each test-tone.") var toneChannels: Int = 2
     @Option(help: "Block size in frames.") var block: Int = 128
     @Option(help: "Waveform of the tones (sine as live; others to see what a source costs).") var waveform: String = "sine"
+    @Option(help: "Render this graph file instead of the bench graph (its rows are labelled by --sources' first count).")
+    var graph: String?
     @Option(help: "Blocks measured per row.") var blocks: Int = 600
     @Option(help: "MiB written before each block (more than the last-level cache empties it).") var evictMiB: Int = 64
     @Flag(help: "Also run other code before each block (the graph validator on the bench graph), which empties the instruction caches and branch predictors as other processes do live.")
@@ -36,7 +38,8 @@ struct ColdBench: ParsableCommand {
     var rounds: Int = 3
 
     func run() throws {
-        let counts = sources.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        var counts = sources.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        if graph != nil { counts = Array(counts.prefix(1)) }
         let bytes = max(evictMiB, 1) << 20
         let junk = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)
         defer { junk.deallocate() }
@@ -60,8 +63,9 @@ struct ColdBench: ParsableCommand {
         var engines: [Engine] = []
         for c in cases where !c.plain {
             let binder = JACKPortBinder()
+            let fileBytes = graph.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) }
             guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
-                .validate(bytes: Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).replacingOccurrences(of: "\"sine\"", with: "\"\(waveform)\"").utf8), file: "live.json", directory: "/tmp")
+                .validate(bytes: fileBytes ?? Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).replacingOccurrences(of: "\"sine\"", with: "\"\(waveform)\"").utf8), file: "live.json", directory: "/tmp")
             else { throw ValidationError("the bench graph does not validate") }
             let engine = try GraphCompiler.compile(g, maxFrames: 8192).engine
             engine.prefetchDistance = c.prefetch ? c.distance : 0
@@ -103,7 +107,8 @@ struct ColdBench: ParsableCommand {
                 print("  the plain client's loop (\(voices) phasors, two buffers): \(formatFixed(at(0.5), 2)) (\(formatFixed(at(0.1), 2))–\(formatFixed(at(0.9), 2)))")
                 continue
             }
-            print("  \(c.sources) source\(c.sources == 1 ? "" : "s"), \(c.prefetch ? "prefetch, distance \(c.distance) (\(engines[min(k, engines.count - 1)].hotLineTotal) lines)" : "no prefetch"): "
+            let label = graph.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "\(c.sources) source\(c.sources == 1 ? "" : "s")"
+            print("  \(label), \(c.prefetch ? "prefetch, distance \(c.distance) (\(engines[min(k, engines.count - 1)].hotLineTotal) lines)" : "no prefetch"): "
                   + "\(formatFixed(at(0.5), 2)) (\(formatFixed(at(0.1), 2))–\(formatFixed(at(0.9), 2)))")
         }
     }
