@@ -801,57 +801,30 @@ final class RawLV2Chain: @unchecked Sendable {
 /// The raw chain in a plain JACK client: its process callback copies the test
 /// signal in, runs the chain, copies the result to two output ports; it
 /// times the whole callback and the run calls alone.
-final class RawLV2Client: @unchecked Sendable {
-    let client: JACKClient
+final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
     private let chain: RawLV2Chain
     private let signal: LV2BenchSignal
-    private let left: OpaquePointer
-    private let right: OpaquePointer
     private var offset = 0
-    private let times = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
     private let runTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
     /// Run times drained by `takeCycleTimes` (for the table).
     private(set) var runTimesSeen: [UInt64] = []
     private var measuring = false
-    let xruns = Atomic<Int>(0)
-    private let peakBits = Atomic<UInt32>(0)
-    var peak: Float { Float(bitPattern: peakBits.load(ordering: .relaxed)) }
-    private var closed = false
 
     init(server: String, chain: RawLV2Chain, signal: LV2BenchSignal) throws {
         self.chain = chain
         self.signal = signal
-        client = try JACKClient(name: "agraph-bench-lv2-plain", server: server)
-        left = try client.registerPort("out_L", isInput: false)
-        right = try client.registerPort("out_R", isInput: false)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        jack_set_thread_init_callback(client.handle, recordJACKThread, nil)
-        jack_set_process_callback(client.handle, { frames, arg in
-            Unmanaged<RawLV2Client>.fromOpaque(arg!).takeUnretainedValue().process(frames)
-            return 0
-        }, me)
-        jack_set_xrun_callback(client.handle, { arg in
-            Unmanaged<RawLV2Client>.fromOpaque(arg!).takeUnretainedValue().xruns.add(1, ordering: .relaxed)
-            return 0
-        }, me)
-        try client.activate()
+        try super.init(name: "agraph-bench-lv2-plain", server: server)
+        try activate()
     }
 
+    /// Closes the client before the chain goes (the callback uses it).
     deinit { close() }
 
-    func close() {
-        guard !closed else { return }
-        closed = true
-        client.deactivate()
-        client.close()
-    }
-
     /// [audio-thread]
-    func process(_ nframes: UInt32) {
+    override func process(_ nframes: UInt32) {
         let start = MonotonicClock.nanoseconds()
         let n = Int(nframes)
-        guard let l = jack_port_get_buffer(left, nframes)?.assumingMemoryBound(to: Float.self),
-              let r = jack_port_get_buffer(right, nframes)?.assumingMemoryBound(to: Float.self) else { return }
+        guard let (l, r) = outputBuffers(nframes) else { return }
         let (il, ir) = chain.input
         signal.copy(into: il, ir, offset: offset, count: n)
         offset = (offset + n) % signal.frames
@@ -864,18 +837,14 @@ final class RawLV2Client: @unchecked Sendable {
         var m: Float = 0
         var i = 0
         while i < n { m = max(m, abs(l[i]), abs(r[i])); i += 1 }
-        if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
-        let took = MonotonicClock.nanoseconds() &- start
-        _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
+        finishCycle(start: start, peak: m)
         _ = runTimes.push(UInt32(truncatingIfNeeded: min(t1 &- t0, UInt64(UInt32.max))))
     }
 
     /// Callback times since the last call; the run times of the same cycles
     /// are kept in `runTimesSeen` (cleared by the first call: the warm-up). [control-thread]
-    func takeCycleTimes() -> [UInt32] {
-        var out: [UInt32] = []
-        var v: UInt32 = 0
-        while times.pop(into: &v) { out.append(v) }
+    override func takeCycleTimes() -> [UInt32] {
+        let out = super.takeCycleTimes()
         if !measuring { measuring = true; _ = takeRunTimes(); runTimesSeen = []; return out }
         runTimesSeen += takeRunTimes()
         return out

@@ -761,50 +761,42 @@ final class Observer: @unchecked Sendable {
     func close() { client.close() }
 }
 
-/// A minimal JACK client without AudioGraph: its process callback sums 8
-/// phasor sines (Double, one sample of every oscillator at a time, like a
-/// plain C loop) at 1/8 into two output ports.
-final class PlainClient: @unchecked Sendable {
+/// A bench's own JACK client with two output ports (`out_L`, `out_R`):
+/// registers them, installs the process and xrun callbacks, records each
+/// callback's duration and the output's peak. A subclass does its cycle in
+/// `process(_:)` (timed from its first line: the dispatch is outside) and
+/// calls `finishCycle(start:peak:)`; its `init` ends with `activate()`.
+class BenchJACKClient: @unchecked Sendable {
     let client: JACKClient
-    private let left: OpaquePointer
-    private let right: OpaquePointer
-    private let count: Int
-    private let re, im, c, s: UnsafeMutablePointer<Double>
-    private let gain: Float
+    let left: OpaquePointer
+    let right: OpaquePointer
     private let times = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
     let xruns = Atomic<Int>(0)
     private let peakBits = Atomic<UInt32>(0)
     var peak: Float { Float(bitPattern: peakBits.load(ordering: .relaxed)) }
     private var closed = false
 
-    init(server: String, frequencies: [Double], sampleRate: Double) throws {
-        client = try JACKClient(name: "agraph-bench-plain", server: server)
+    init(name: String, server: String) throws {
+        client = try JACKClient(name: name, server: server)
         left = try client.registerPort("out_L", isInput: false)
         right = try client.registerPort("out_R", isInput: false)
-        count = frequencies.count
-        re = .allocate(capacity: count); im = .allocate(capacity: count)
-        c = .allocate(capacity: count); s = .allocate(capacity: count)
-        for (k, f) in frequencies.enumerated() {
-            let w = 2 * Double.pi * f / sampleRate
-            re[k] = 1; im[k] = 0; c[k] = cos(w); s[k] = sin(w)
-        }
-        gain = Float(1 / Double(count))
+    }
+
+    deinit { close() }
+
+    /// Installs the callbacks and activates the client. [main-thread, once, at the end of a subclass's init]
+    func activate() throws {
         let me = Unmanaged.passUnretained(self).toOpaque()
         jack_set_thread_init_callback(client.handle, recordJACKThread, nil)
         jack_set_process_callback(client.handle, { frames, arg in
-            Unmanaged<PlainClient>.fromOpaque(arg!).takeUnretainedValue().process(frames)
+            Unmanaged<BenchJACKClient>.fromOpaque(arg!).takeUnretainedValue().process(frames)
             return 0
         }, me)
         jack_set_xrun_callback(client.handle, { arg in
-            Unmanaged<PlainClient>.fromOpaque(arg!).takeUnretainedValue().xruns.add(1, ordering: .relaxed)
+            Unmanaged<BenchJACKClient>.fromOpaque(arg!).takeUnretainedValue().xruns.add(1, ordering: .relaxed)
             return 0
         }, me)
         try client.activate()
-    }
-
-    deinit {
-        close()
-        re.deallocate(); im.deallocate(); c.deallocate(); s.deallocate()
     }
 
     func close() {
@@ -814,24 +806,66 @@ final class PlainClient: @unchecked Sendable {
         client.close()
     }
 
-    /// [audio-thread]
-    func process(_ nframes: UInt32) {
-        let start = MonotonicClock.nanoseconds()
-        let n = Int(nframes)
+    /// One cycle; overridden. [audio-thread]
+    func process(_ nframes: UInt32) {}
+
+    /// This cycle's two output port buffers. [audio-thread]
+    @inline(__always)
+    final func outputBuffers(_ nframes: UInt32) -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)? {
         guard let l = jack_port_get_buffer(left, nframes)?.assumingMemoryBound(to: Float.self),
-              let r = jack_port_get_buffer(right, nframes)?.assumingMemoryBound(to: Float.self) else { return }
-        let m = Self.render(re: re, im: im, c: c, s: s, count: count, gain: gain, left: l, right: r, frames: n)
+              let r = jack_port_get_buffer(right, nframes)?.assumingMemoryBound(to: Float.self) else { return nil }
+        return (l, r)
+    }
+
+    /// Records the cycle's peak and its duration since `start`. [audio-thread]
+    @inline(__always)
+    final func finishCycle(start: UInt64, peak m: Float) {
         if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
         let took = MonotonicClock.nanoseconds() &- start
         _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
     }
 
-    /// [control-thread]
+    /// Callback durations (ns) since the last call. [control-thread]
     func takeCycleTimes() -> [UInt32] {
         var out: [UInt32] = []
         var v: UInt32 = 0
         while times.pop(into: &v) { out.append(v) }
         return out
+    }
+}
+
+/// A minimal JACK client without AudioGraph: its process callback sums 8
+/// phasor sines (Double, one sample of every oscillator at a time, like a
+/// plain C loop) at 1/8 into two output ports.
+final class PlainClient: BenchJACKClient, @unchecked Sendable {
+    private let count: Int
+    private let re, im, c, s: UnsafeMutablePointer<Double>
+    private let gain: Float
+
+    init(server: String, frequencies: [Double], sampleRate: Double) throws {
+        count = frequencies.count
+        re = .allocate(capacity: count); im = .allocate(capacity: count)
+        c = .allocate(capacity: count); s = .allocate(capacity: count)
+        for (k, f) in frequencies.enumerated() {
+            let w = 2 * Double.pi * f / sampleRate
+            re[k] = 1; im[k] = 0; c[k] = cos(w); s[k] = sin(w)
+        }
+        gain = Float(1 / Double(count))
+        try super.init(name: "agraph-bench-plain", server: server)
+        try activate()
+    }
+
+    deinit {
+        close()
+        re.deallocate(); im.deallocate(); c.deallocate(); s.deallocate()
+    }
+
+    /// [audio-thread]
+    override func process(_ nframes: UInt32) {
+        let start = MonotonicClock.nanoseconds()
+        guard let (l, r) = outputBuffers(nframes) else { return }
+        let m = Self.render(re: re, im: im, c: c, s: s, count: count, gain: gain, left: l, right: r, frames: Int(nframes))
+        finishCycle(start: start, peak: m)
     }
 
     /// The plain client's work for one cycle: `count` phasors (`re`, `im`,

@@ -65,6 +65,18 @@ final class NSMLiveTests: LiveTestCase {
         nsm.acceptAnnounce()
     }
 
+    /// `/nsm/client/save`: `/reply "/nsm/client/save" "OK"`, then `is_clean`.
+    func saveExpectingClean(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, file: StaticString = #filePath, line: UInt = #line) {
+        let beforeSave = nsm.mark
+        nsm.save()
+        let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
+            $0.arguments.first == .string("/nsm/client/save")
+        }
+        XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr, file: file, line: line)
+        XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave),
+                        "is_clean after save", file: file, line: line)
+    }
+
     /// Throws `XrunsHappened` when the recorder saw xruns (not on the last attempt).
     func checkRecorderXruns(_ rec: JACKRecorder, isLast: Bool) throws {
         if rec.xruns > 0 && !isLast { throw XrunsHappened(count: rec.xruns) }
@@ -136,13 +148,7 @@ final class NSMLiveTests: LiveTestCase {
             XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the gain change heard")
 
             // Save: the file has the live value, validates; then clean.
-            let beforeSave = nsm.mark
-            nsm.save()
-            let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
-                $0.arguments.first == .string("/nsm/client/save")
-            }
-            XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
-            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave), "is_clean after save")
+            saveExpectingClean(nsm, cli)
             XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -6, "the live value saved")
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "path") as? String, media)
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "loop") as? Bool, true)
@@ -205,13 +211,7 @@ final class NSMLiveTests: LiveTestCase {
             XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
             XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the --set value plays")
 
-            let beforeSave = nsm.mark
-            nsm.save()
-            let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
-                $0.arguments.first == .string("/nsm/client/save")
-            }
-            XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr)
-            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave), "is_clean after save")
+            saveExpectingClean(nsm, cli)
             XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -6, "the --set value saved")
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "loop") as? Bool, true, "the rest as it was")
             cli.process.send(SIGTERM)
