@@ -39,6 +39,8 @@ struct Live: ParsableCommand {
     var toneChannels: Int = 2
     @Option(help: "Rounds of the AudioGraph rows and the plain client, alternating (A, plain, A, plain…): the callback ratio is then the median of the rounds' ratios, which a shared machine's drift moves less than one pair. The table shows round 1.")
     var rounds: Int = 1
+    @Option(help: "A graph file to run as a row of its own (repeatable; its jack-out ports stay unconnected).")
+    var graph: [String] = []
     @Option(help: "Prefetch the engine's hot memory at the start of each cycle: on, off, or both (each AudioGraph row run both ways, alternating).")
     var prefetch: String = "on"
     @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
@@ -132,6 +134,10 @@ struct Live: ParsableCommand {
             if let chainFile {
                 rows.append(runAudioGraph(name: chainRowName, json: chainGraphJSON(file: chainFile), clientName: "agraph-bench-chain",
                                           directory: dir, server: name, window: window))
+                progress(rows.last!)
+            }
+            for (k, file) in graph.enumerated() {
+                rows.append(runGraphFile(file, index: k, server: name, window: window))
                 progress(rows.last!)
             }
             rows.append(runPlain(server: name, window: window, observer: observer))
@@ -271,6 +277,11 @@ struct Live: ParsableCommand {
                           + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(m <= 1.5 ? "met" : "NOT met"))" : ""))
                 } }
             }
+            for row in rows where row.name.hasPrefix(graphRowPrefix) && !row.callback.isEmpty {
+                let a = percentile(row.callback.sorted(), 50)
+                print("\(row.name.dropFirst(graphRowPrefix.count)), period \(period): callback median \(formatFixed(a / 1000, 2)) µs, "
+                      + "plain client \(formatFixed(p / 1000, 2)) µs")
+            }
             if let row = rows.first(where: { $0.name == chainRowName }), !row.callback.isEmpty {
                 let a = percentile(row.callback.sorted(), 50)
                 let cpu = row.processCPU.map { formatFixed($0, 1) } ?? "-"
@@ -347,6 +358,16 @@ struct Live: ParsableCommand {
         return row
     }
 
+    /// A row for the graph file `file` (`--graph`), read from its folder.
+    func runGraphFile(_ file: String, index: Int, server: String, window: Window) -> LiveRow {
+        let name = graphRowPrefix + URL(fileURLWithPath: file).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: file), let json = String(data: data, encoding: .utf8) else {
+            return LiveRow(name: name, note: "FAILED: cannot read \(file)")
+        }
+        return runAudioGraph(name: name, json: json, clientName: "agraph-bench-graph\(index)",
+                             directory: URL(fileURLWithPath: file).deletingLastPathComponent().path, server: server, window: window)
+    }
+
     func runPlain(server: String, window: Window, observer: Observer) -> LiveRow {
         let name = "plain client (in-process, Swift)"
         jackThreadTIDs.reset()
@@ -370,6 +391,7 @@ func audioGraphRowName(_ n: Int, prefetch: Bool = true) -> String {
     "AudioGraph, \(n) source\(n == 1 ? "" : "s")\(prefetch ? "" : ", no prefetch")"
 }
 
+let graphRowPrefix = "AudioGraph graph file: "
 let chainRowName = "AudioGraph chain: file 44.1k 5.1 → resample → downmix → limiter → meter"
 
 /// The chain's source file: 60 s of 5.1 tones at 44.1 kHz (a sine at
