@@ -61,6 +61,8 @@ final class JACKSession: @unchecked Sendable {
     /// Called after a reload's swap is done (event sources follow the new nodes).
     var onReloaded: (() -> Void)?
     private var stopped = false
+    /// The client's name when `rename` gave it one (a reconnect keeps it).
+    private var renamed: String?
 
     // Monitor state.
     private var seenXruns = 0, seenSize = 0, seenConnections = 0, seenRegistrations = 0
@@ -498,7 +500,7 @@ final class JACKSession: @unchecked Sendable {
         engine.worker.stop()
         while Date() < deadline && !cancelled() {
             if JACKClient.serverIsRunning(options.serverName),
-               let c = try? JACKClient(name: options.clientName ?? graph.name, server: options.serverName),
+               let c = try? JACKClient(name: renamed ?? options.clientName ?? graph.name, server: options.serverName),
                c.sampleRate == graph.sampleRate, c.bufferSize <= cycle.maxFrames {
                 cycle.serverGone.store(false, ordering: .releasing)
                 client = c
@@ -524,6 +526,51 @@ final class JACKSession: @unchecked Sendable {
             delay = min(delay * 2, 4)
         }
         return false
+    }
+
+    /// Reopens the client as `name` (an NSM session switch gives a new
+    /// client id): a reload under way finishes first; then the client is
+    /// closed and opened again under the new name, its ports registered
+    /// again and their connections made again, the graph going on where it
+    /// was (the audio stops for the time this takes). When the new client
+    /// cannot be opened, the old name is opened again and the error thrown.
+    /// [owner-thread]
+    func rename(to name: String) throws {
+        guard !stopped, name != client.name else { return }
+        let deadline = Date().addingTimeInterval(5)
+        while reloading != nil && Date() < deadline {
+            finishReloadIfDone()
+            if reloading != nil { usleep(5_000) }
+        }
+        guard reloading == nil else { throw JACKError("the reload's crossfade did not finish; the client keeps its name") }
+        let connections = currentConnections()
+        for (slot, port) in binder.ports.enumerated() {
+            if let others = connections[port.name], !others.isEmpty { wanted[slot] = others }
+        }
+        let oldName = client.name
+        client.deactivate()
+        for case let port? in jackPorts {
+            client.removeProperties(port)
+        }
+        client.close()
+        engine.worker.stop()
+        func open(_ n: String) throws {
+            let c = try JACKClient(name: n, server: options.serverName)
+            client = c
+            lastConnections = [:]
+            setTargetFill(bufferSize: c.bufferSize)
+            do { try attach(c) } catch {
+                c.close()
+                throw error
+            }
+        }
+        do {
+            try open(name)
+            renamed = name
+        } catch {
+            try? open(oldName)
+            throw error
+        }
     }
 
     /// Stops cleanly: deactivates, writes and closes file sinks, removes

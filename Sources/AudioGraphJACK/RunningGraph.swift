@@ -330,6 +330,15 @@ public final class RunningGraph: @unchecked Sendable {
         return owner.sync { [session] in session.reconnect(timeout: timeout, cancelled: cancelled) }
     }
 
+    /// Reopens the JACK client under `name` (an NSM session switch): the
+    /// ports come back with their connections, the graph goes on where it
+    /// was; the audio stops for the time this takes. On failure the old
+    /// name is opened again and the error thrown. [main-thread]
+    public func rename(to name: String) throws {
+        guard !stopped.load(ordering: .acquiring) else { return }
+        try owner.sync { [session] in try session.rename(to: name) }
+    }
+
     /// Stops cleanly: deactivates, writes and closes file sinks, unregisters
     /// the ports, closes the client, stops an embedded server, and joins
     /// the owner and worker threads. Idempotent.

@@ -17,7 +17,7 @@ import Glibc
 
 /// A graph file that belongs to an NSM session. [main-thread]
 final class NSMSession {
-    static let capabilities = [":dirty:"]
+    static let capabilities = [":dirty:", ":switch:"]
 
     let client: NSMClient
     /// `<path_to_instance_files>.json`.
@@ -35,6 +35,8 @@ final class NSMSession {
     private var overrides: [ParameterOverride] = []
     /// They change the session file (it is dirty from the start).
     private var overridesChangeFile = false
+    /// The graph given on the command line: a session's file is made from it.
+    private var original = ""
 
     private init(client: NSMClient) { self.client = client }
 
@@ -95,6 +97,7 @@ final class NSMSession {
             for w in g.warnings { printError(w.description) }
             self.file = file
             self.clientID = clientID
+            self.original = original
             self.overrides = overrides
             (document, overridesChangeFile) = readSessionDocument(registry: registry)
             return g
@@ -152,7 +155,7 @@ final class NSMSession {
 
     /// Serves the server's requests and reports dirty state; call a few
     /// times a second.
-    func poll(_ live: RunningGraph) {
+    func poll(_ live: RunningGraph, reloader: Reloader) {
         while let request = client.receive(timeout: 0) {
             switch request {
             case .save:
@@ -164,8 +167,8 @@ final class NSMSession {
                     printError("agraph: NSM save: \(error)")
                     client.error(to: "/nsm/client/save", code: .general, "\(error)")
                 }
-            case .open:
-                client.error(to: "/nsm/client/open", code: .notNow, "agraph cannot switch sessions (no :switch: capability); restart it")
+            case .open(let path, _, let clientID):
+                switchSession(path: path, clientID: clientID, live: live, reloader: reloader)
             case .error(let path, let code, let message):
                 printError("agraph: the session manager reports an error for \(path) (\(code)): \(message)")
             case .announced, .other: break
@@ -179,6 +182,54 @@ final class NSMSession {
             seen = values
             if values != saved { client.markDirty() }
         }
+    }
+
+    /// `:switch:`, a second open while running: the new session's graph
+    /// (its file made from the original the first time, as at the first
+    /// open) replaces the running one by a hot reload, and the JACK client
+    /// is reopened under the new client id when it changed (its ports keep
+    /// their connections; the audio stops for the time that takes). The
+    /// old session is not saved here: a server that wants it saved asks
+    /// first. A new session file that does not validate, or a client that
+    /// cannot be renamed: `/error`, and the old session plays on (a failed
+    /// rename after the reload leaves the new graph playing under the old
+    /// name, and says so).
+    private func switchSession(path: String, clientID newID: String, live: RunningGraph, reloader: Reloader) {
+        let newFile = path + ".json"
+        let made = access(newFile, F_OK) != 0
+        if made {
+            do { try Self.makeSessionFile(newFile, from: original, registry: standardRegistry()) } catch {
+                client.error(to: "/nsm/client/open", code: .createFailed, "\(error)")
+                printError("agraph: NSM switch: \(error)")
+                return
+            }
+            printError("agraph: session file \(newFile) made from \(original)")
+        }
+        do {
+            printError("agraph: NSM switch: \(try reloader.attempt(file: newFile))")
+        } catch {
+            if made { unlink(newFile) }
+            for line in error.lines { printError(line) }
+            client.error(to: "/nsm/client/open", code: .badProject, error.description)
+            return
+        }
+        file = newFile
+        (document, overridesChangeFile) = readSessionDocument(registry: standardRegistry())
+        saved = Self.liveValues(live.compiled)
+        seen = saved
+        if newID != clientID {
+            do {
+                try live.rename(to: newID)
+                clientID = newID
+            } catch {
+                printError("agraph: NSM switch: the JACK client cannot be renamed '\(newID)': \(error); it stays '\(clientID)'")
+                client.error(to: "/nsm/client/open", code: .launchFailed,
+                             "the session's graph plays, but the JACK client could not take the name '\(newID)': \(error)")
+                return
+            }
+        }
+        client.reply(to: "/nsm/client/open", "OK")
+        if overridesChangeFile { client.markDirty() } else { client.markClean() }
     }
 
     /// Every live parameter's current value by address (`mix.gains[1]`).

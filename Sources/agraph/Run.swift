@@ -156,7 +156,7 @@ struct Run: ParsableCommand {
             console.pollCommands(timeout: 0.1)
             console.printPluginMessages()
             console.printPlaylistEvents()
-            nsm?.poll(live)
+            nsm?.poll(live, reloader: reloader)
             if reloadRequested.exchange(false, ordering: .relaxed) {
                 console.clearLine()
                 reloader.reload(file: nil)

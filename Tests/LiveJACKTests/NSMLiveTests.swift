@@ -58,7 +58,7 @@ final class NSMLiveTests: LiveTestCase {
         let caps = announce.arguments.count > 1 ? announce.arguments[1].text ?? "" : ""
         XCTAssertTrue(caps.hasPrefix(":") && caps.hasSuffix(":"), caps, file: file, line: line)
         XCTAssertTrue(caps.contains(":dirty:"), caps, file: file, line: line)
-        XCTAssertFalse(caps.contains(":switch:"), "switch is not implemented: \(caps)", file: file, line: line)
+        XCTAssertTrue(caps.contains(":switch:"), caps, file: file, line: line)
         XCTAssertEqual(announce.arguments.count > 2 ? announce.arguments[2] : nil, .string("agraph"), file: file, line: line)
         XCTAssertEqual(announce.arguments.count > 5 ? Array(announce.arguments[3...5]) : [],
                        [.int32(1), .int32(2), .int32(cli.process.pid)], "API 1.2 and the process id", file: file, line: line)
@@ -220,6 +220,65 @@ final class NSMLiveTests: LiveTestCase {
         }
     }
 
+    /// `:switch:`: a second open while running loads the other session
+    /// (its file made from the original the first time) by a hot reload
+    /// and reopens the JACK client under the new client id, connections
+    /// kept: session A saved at -6 dB, a switch to B (new, 0 dB) is heard at
+    /// -12 dBFS from a client named B (A gone), and a switch back to A is
+    /// heard at -18 dBFS from a client named A; each switch replies OK.
+    func testSwitchLoadsTheOtherSessionAndRenamesTheClient() throws {
+        let (original, _) = try writeOriginal()
+        let folder = dir.file("session-switch")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let instanceA = folder + "/agraph.nA", instanceB = folder + "/agraph.nB"
+        try retryingOnXruns { isLast in
+            for f in [instanceA, instanceB] { try? FileManager.default.removeItem(atPath: f + ".json") }
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 60)
+            defer { rec.close() }
+            let nsm = try NSMTestServerFixture()
+            let cli = try startUnderNSM(original, nsm, server: server)
+            defer { cli.kill() }
+            try expectAnnounce(nsm, cli)
+
+            func open(_ instance: String, _ id: String) {
+                let before = nsm.mark
+                nsm.open(path: instance, displayName: "agraph", clientID: id)
+                let reply = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15), after: before) {
+                    $0.arguments.first == .string("/nsm/client/open")
+                }
+                XCTAssertEqual(reply?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+            }
+            func heard(_ level: Double, _ what: String) {
+                let from = rec.framesRecorded
+                XCTAssertTrue(rec.waitForFrames(from + 24_000, timeout: LiveTiming.seconds(10)), what)
+                XCTAssertEqual(Self.recentLevel(rec), level, accuracy: 0.2, what)
+            }
+
+            open(instanceA, "agraph.nA")
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
+            cli.send("set g.gain -6")
+            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)), cli.stderr)
+            saveExpectingClean(nsm, cli)
+            heard(-18, "session A at -6 dB")
+
+            open(instanceB, "agraph.nB")
+            XCTAssertEqual(try Self.parameter(instanceB + ".json", node: "g", "gain") as? Double, 0, "B made from the original")
+            let clients = try jackClients(server)
+            XCTAssertTrue(clients.contains("agraph.nB"), "\(clients)")
+            XCTAssertFalse(clients.contains("agraph.nA"), "\(clients)")
+            heard(-12, "session B, through the client renamed B, still connected")
+
+            open(instanceA, "agraph.nA")
+            XCTAssertTrue(try jackClients(server).contains("agraph.nA"))
+            heard(-18, "back in session A: its saved gain")
+            cli.process.send(SIGTERM)
+            assertExitsCleanly(cli)
+            try checkRecorderXruns(rec, isLast: isLast)
+        }
+    }
+
     /// An invalid session file: `/error "/nsm/client/open" -9 TEXT` with the
     /// diagnostics (the unknown node type named), exit 1, nothing in JACK.
     func testAnInvalidSessionFileIsAnErrorReplyWithItsDiagnostics() throws {
@@ -253,9 +312,10 @@ final class NSMLiveTests: LiveTestCase {
     /// saved as the graph file writes them: `/agraph/mix/gains/1 f -6` (the
     /// graph gives no `gains`: the whole list is written) and stdin's `set
     /// g.mute on` are reported dirty; the saved file holds `"gains": [0, -6]`
-    /// and `"mute": true` and validates; a second open is refused (no
-    /// :switch:) and the graph plays on.
-    func testOSCChangesListElementsAndBooleansAreSavedAndASecondOpenIsRefused() throws {
+    /// and `"mute": true` and validates; a switch to a session whose file
+    /// does not validate is refused and the graph plays on, the session
+    /// unchanged.
+    func testOSCChangesListElementsAndBooleansAreSavedAndABadSwitchIsRefused() throws {
         let folder = dir.file("original")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let original = folder + "/graph.json"
@@ -297,13 +357,18 @@ final class NSMLiveTests: LiveTestCase {
         cli.send("set g.mute on")
         XCTAssertTrue(waitUntil(timeout: 5) { cli.stdout.contains("g.mute = true") }, cli.stdout)
 
-        // A second open: refused, the graph plays on.
+        // A switch to a session whose file does not validate: refused with
+        // its diagnostics, the graph plays on, the session stays.
+        try #"{"format": "agraph/1", "nodes": [{"id": "x", "type": "no-such-type"}], "links": []}"#
+            .write(toFile: dir.file("other") + ".json", atomically: true, encoding: .utf8)
         let beforeOpen = nsm.mark
         nsm.open(path: dir.file("other"), displayName: "agraph", clientID: "agraph.nOTHER")
         let refused = try XCTUnwrap(nsm.waitFor("/error", timeout: LiveTiming.seconds(5), after: beforeOpen), cli.stderr)
-        XCTAssertEqual(Array(refused.arguments.prefix(2)), [.string("/nsm/client/open"), .int32(NSMErrorCode.notNow.rawValue)])
-        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("other") + ".json"))
+        XCTAssertEqual(Array(refused.arguments.prefix(2)), [.string("/nsm/client/open"), .int32(NSMErrorCode.badProject.rawValue)])
+        XCTAssertTrue((refused.arguments.last?.text ?? "").contains("no-such-type"), "\(refused.arguments)")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.file("other") + ".json"), "a file it did not make is left alone")
         XCTAssertTrue(cli.isRunning)
+        XCTAssertTrue(try jackClients(server).contains("agraph.nOSC"), "the client keeps its name")
 
         let beforeSave = nsm.mark
         nsm.save()
