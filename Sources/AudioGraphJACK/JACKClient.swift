@@ -149,7 +149,10 @@ public final class JACKClient: @unchecked Sendable {
         if jack_activate(handle) != 0 { throw JACKError("cannot activate the JACK client '\(name)'") }
     }
 
-    public func deactivate() { _ = jack_deactivate(handle) }
+    public func deactivate() {
+        guard !closed else { return }
+        _ = jack_deactivate(handle)
+    }
 
     /// Closes the client (deactivates it, unregisters its ports). Idempotent.
     public func close() {

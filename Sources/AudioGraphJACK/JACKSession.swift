@@ -568,7 +568,11 @@ final class JACKSession: @unchecked Sendable {
             try open(name)
             renamed = name
         } catch {
-            try? open(oldName)
+            do { try open(oldName) } catch {
+                // No client at all now: as if the server had gone (the run
+                // loop says so; `--reconnect` waits for one).
+                cycle.noteShutdown(nil)
+            }
             throw error
         }
     }
