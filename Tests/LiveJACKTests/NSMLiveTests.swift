@@ -65,16 +65,28 @@ final class NSMLiveTests: LiveTestCase {
         nsm.acceptAnnounce()
     }
 
-    /// `/nsm/client/save`: `/reply "/nsm/client/save" "OK"`, then `is_clean`.
-    func saveExpectingClean(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, file: StaticString = #filePath, line: UInt = #line) {
-        let beforeSave = nsm.mark
-        nsm.save()
-        let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: beforeSave) {
-            $0.arguments.first == .string("/nsm/client/save")
+    /// Runs `body` on a private server with a 1-channel recorder, the NSM
+    /// fixture and `agraph run original EXTRA` announced to it; then
+    /// SIGTERM, a clean exit, and a retry when the recorder saw xruns.
+    /// `prepare` runs first on each attempt (e.g. to remove session files).
+    func withAnnouncedClient(_ original: String, extra: [String] = [], recorderSeconds: Double = 60,
+                             prepare: () -> Void = {},
+                             _ body: (TestJACKServer, JACKRecorder, NSMTestServerFixture, CLIProcess) throws -> Void) throws {
+        try retryingOnXruns { isLast in
+            prepare()
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: recorderSeconds)
+            defer { rec.close() }
+            let nsm = try NSMTestServerFixture()
+            let cli = try startUnderNSM(original, nsm, server: server, extra: extra)
+            defer { cli.kill() }
+            try expectAnnounce(nsm, cli)
+            try body(server, rec, nsm, cli)
+            cli.process.send(SIGTERM)
+            assertExitsCleanly(cli)
+            try checkRecorderXruns(rec, isLast: isLast)
         }
-        XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr, file: file, line: line)
-        XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: beforeSave),
-                        "is_clean after save", file: file, line: line)
     }
 
     /// Throws `XrunsHappened` when the recorder saw xruns (not on the last attempt).
@@ -148,7 +160,7 @@ final class NSMLiveTests: LiveTestCase {
             XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the gain change heard")
 
             // Save: the file has the live value, validates; then clean.
-            saveExpectingClean(nsm, cli)
+            saveSession(nsm, cli, expectClean: true)
             XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -6, "the live value saved")
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "path") as? String, media)
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "loop") as? Bool, true)
@@ -192,31 +204,18 @@ final class NSMLiveTests: LiveTestCase {
         try FileManager.default.createDirectory(atPath: sessionFolder, withIntermediateDirectories: true)
         let instance = sessionFolder + "/agraph.nSET"
         let sessionFile = instance + ".json"
-        try retryingOnXruns { isLast in
-            try? FileManager.default.removeItem(atPath: sessionFile)
-            let server = try TestJACKServer()
-            defer { server.stop() }
-            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 30)
-            defer { rec.close() }
-            let nsm = try NSMTestServerFixture()
-            let cli = try startUnderNSM(original, nsm, server: server, extra: ["--set", "g.gain=-6"])
-            defer { cli.kill() }
-            try expectAnnounce(nsm, cli)
-            nsm.open(path: instance, displayName: "agraph", clientID: "agraph.nSET")
-            let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
-            XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
+        try withAnnouncedClient(original, extra: ["--set", "g.gain=-6"], recorderSeconds: 30,
+                                prepare: { try? FileManager.default.removeItem(atPath: sessionFile) }) { _, rec, nsm, cli in
+            openSession(nsm, cli, instance: instance, clientID: "agraph.nSET")
             XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, 0, "the session file is the original")
             XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)),
                             "dirty: what plays is not in the session file: \(cli.stderr)")
             XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
             XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.2, "the --set value plays")
 
-            saveExpectingClean(nsm, cli)
+            saveSession(nsm, cli, expectClean: true)
             XCTAssertEqual(try Self.parameter(sessionFile, node: "g", "gain") as? Double, -6, "the --set value saved")
             XCTAssertEqual(try Self.parameter(sessionFile, node: "src", "loop") as? Bool, true, "the rest as it was")
-            cli.process.send(SIGTERM)
-            assertExitsCleanly(cli)
-            try checkRecorderXruns(rec, isLast: isLast)
         }
     }
 
@@ -231,51 +230,32 @@ final class NSMLiveTests: LiveTestCase {
         let folder = dir.file("session-switch")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let instanceA = folder + "/agraph.nA", instanceB = folder + "/agraph.nB"
-        try retryingOnXruns { isLast in
+        try withAnnouncedClient(original, prepare: {
             for f in [instanceA, instanceB] { try? FileManager.default.removeItem(atPath: f + ".json") }
-            let server = try TestJACKServer()
-            defer { server.stop() }
-            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 60)
-            defer { rec.close() }
-            let nsm = try NSMTestServerFixture()
-            let cli = try startUnderNSM(original, nsm, server: server)
-            defer { cli.kill() }
-            try expectAnnounce(nsm, cli)
-
-            func open(_ instance: String, _ id: String) {
-                let before = nsm.mark
-                nsm.open(path: instance, displayName: "agraph", clientID: id)
-                let reply = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15), after: before) {
-                    $0.arguments.first == .string("/nsm/client/open")
-                }
-                XCTAssertEqual(reply?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr)
-            }
+        }) { server, rec, nsm, cli in
             func heard(_ level: Double, _ what: String) {
                 let from = rec.framesRecorded
                 XCTAssertTrue(rec.waitForFrames(from + 24_000, timeout: LiveTiming.seconds(10)), what)
                 XCTAssertEqual(Self.recentLevel(rec), level, accuracy: 0.2, what)
             }
 
-            open(instanceA, "agraph.nA")
+            openSession(nsm, cli, instance: instanceA, clientID: "agraph.nA")
             XCTAssertTrue(waitForSignal(rec, seconds: 0.5), cli.stderr)
             cli.send("set g.gain -6")
             XCTAssertNotNil(nsm.waitFor("/nsm/client/is_dirty", timeout: LiveTiming.seconds(5)), cli.stderr)
-            saveExpectingClean(nsm, cli)
+            saveSession(nsm, cli, expectClean: true)
             heard(-18, "session A at -6 dB")
 
-            open(instanceB, "agraph.nB")
+            openSession(nsm, cli, instance: instanceB, clientID: "agraph.nB")
             XCTAssertEqual(try Self.parameter(instanceB + ".json", node: "g", "gain") as? Double, 0, "B made from the original")
             let clients = try jackClients(server)
             XCTAssertTrue(clients.contains("agraph.nB"), "\(clients)")
             XCTAssertFalse(clients.contains("agraph.nA"), "\(clients)")
             heard(-12, "session B, through the client renamed B, still connected")
 
-            open(instanceA, "agraph.nA")
+            openSession(nsm, cli, instance: instanceA, clientID: "agraph.nA")
             XCTAssertTrue(try jackClients(server).contains("agraph.nA"))
             heard(-18, "back in session A: its saved gain")
-            cli.process.send(SIGTERM)
-            assertExitsCleanly(cli)
-            try checkRecorderXruns(rec, isLast: isLast)
         }
     }
 

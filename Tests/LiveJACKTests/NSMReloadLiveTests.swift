@@ -15,17 +15,26 @@ extension NSMLiveTests {
     /// Opens the session at `instance` and checks the OK reply.
     func openSession(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, instance: String, clientID: String,
                      file: StaticString = #filePath, line: UInt = #line) {
+        let before = nsm.mark
         nsm.open(path: instance, displayName: "agraph", clientID: clientID)
-        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15)) { $0.arguments.first == .string("/nsm/client/open") }
+        let opened = nsm.waitFor("/reply", timeout: LiveTiming.seconds(15), after: before) {
+            $0.arguments.first == .string("/nsm/client/open")
+        }
         XCTAssertEqual(opened?.arguments, [.string("/nsm/client/open"), .string("OK")], cli.stderr, file: file, line: line)
     }
 
-    /// Asks for a save and checks the OK reply.
-    func saveSession(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, file: StaticString = #filePath, line: UInt = #line) {
+    /// Asks for a save and checks the OK reply; with `expectClean`, also
+    /// the `is_clean` that follows it.
+    func saveSession(_ nsm: NSMTestServerFixture, _ cli: CLIProcess, expectClean: Bool = false,
+                     file: StaticString = #filePath, line: UInt = #line) {
         let before = nsm.mark
         nsm.save()
         let saved = nsm.waitFor("/reply", timeout: LiveTiming.seconds(10), after: before) { $0.arguments.first == .string("/nsm/client/save") }
         XCTAssertEqual(saved?.arguments, [.string("/nsm/client/save"), .string("OK")], cli.stderr, file: file, line: line)
+        if expectClean {
+            XCTAssertNotNil(nsm.waitFor("/nsm/client/is_clean", timeout: LiveTiming.seconds(5), after: before),
+                            "is_clean after save", file: file, line: line)
+        }
     }
 
     /// Sets `params[param]` of node `id` in a graph file.
