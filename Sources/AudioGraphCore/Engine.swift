@@ -339,19 +339,20 @@ public final class Engine: @unchecked Sendable {
     /// of a cycle, before the host's own work (port buffers), the misses
     /// overlap with that work and with each other. Changes no result.
     /// Offline rendering, whose caches stay warm, does not need it.
-    /// [audio-thread; realtime-safe: prefetch hints only]
     ///
     /// With a `prefetchDistance` of k > 0, this prefetches the engine's own
     /// lines and the first k steps' only; `render` prefetches step i + k's
     /// before it renders step i, so that each step's lines arrive shortly
     /// before they are needed instead of all at once.
+    /// [audio-thread; realtime-safe: prefetch hints only]
     @inline(__always)
     public func prefetchHotMemory() {
         let k = prefetchDistance
         prefetchGroups(from: 0, to: k > 0 ? 1 + k : nodes.count + 1)
     }
 
-    /// Lines `prefetchHotMemory` prefetches. [any thread]
+    /// Lines prefetched per block, at its start and ahead of each step
+    /// together. [any thread]
     public var hotLineTotal: Int { hotLineCount }
 
     /// Marks the steps named `ids` as following the host's transport (held

@@ -493,9 +493,7 @@ final class JACKSession: @unchecked Sendable {
     func reconnect(timeout: Double, cancelled: () -> Bool) -> Bool {
         var delay = 0.25
         let deadline = Date().addingTimeInterval(timeout)
-        for (slot, port) in binder.ports.enumerated() {
-            if let others = lastConnections[port.name], !others.isEmpty { wanted[slot] = others }
-        }
+        remember(lastConnections)
         client.close()
         engine.worker.stop()
         while Date() < deadline && !cancelled() {
@@ -503,12 +501,9 @@ final class JACKSession: @unchecked Sendable {
                let c = try? JACKClient(name: renamed ?? options.clientName ?? graph.name, server: options.serverName),
                c.sampleRate == graph.sampleRate, c.bufferSize <= cycle.maxFrames {
                 cycle.serverGone.store(false, ordering: .releasing)
-                client = c
                 shutdownReported = false
-                lastConnections = [:]
-                setTargetFill(bufferSize: c.bufferSize)
                 do {
-                    try attach(c)
+                    try adopt(c)
                     continuation.yield(.reconnected)
                     for (port, others) in lastConnections.sorted(by: { $0.key < $1.key }) {
                         for o in others.sorted() { continuation.yield(.connection(ours: port, other: o, connected: true)) }
@@ -528,6 +523,24 @@ final class JACKSession: @unchecked Sendable {
         return false
     }
 
+    /// Keeps our ports' `connections` (by short port name) to make again
+    /// once the client is reopened. [owner-thread]
+    private func remember(_ connections: [String: Set<String>]) {
+        for (slot, port) in binder.ports.enumerated() {
+            if let others = connections[port.name], !others.isEmpty { wanted[slot] = others }
+        }
+    }
+
+    /// Makes `c` the session's client (a reconnect's or a rename's): its
+    /// ports registered, the rings' fill set for its period, activated,
+    /// the remembered connections made again. [owner-thread]
+    private func adopt(_ c: JACKClient) throws {
+        client = c
+        lastConnections = [:]
+        setTargetFill(bufferSize: c.bufferSize)
+        try attach(c)
+    }
+
     /// Reopens the client as `name` (an NSM session switch gives a new
     /// client id): a reload under way finishes first; then the client is
     /// closed and opened again under the new name, its ports registered
@@ -543,10 +556,7 @@ final class JACKSession: @unchecked Sendable {
             if reloading != nil { usleep(5_000) }
         }
         guard reloading == nil else { throw JACKError("the reload's crossfade did not finish; the client keeps its name") }
-        let connections = currentConnections()
-        for (slot, port) in binder.ports.enumerated() {
-            if let others = connections[port.name], !others.isEmpty { wanted[slot] = others }
-        }
+        remember(currentConnections())
         let oldName = client.name
         client.deactivate()
         for case let port? in jackPorts {
@@ -556,10 +566,7 @@ final class JACKSession: @unchecked Sendable {
         engine.worker.stop()
         func open(_ n: String) throws {
             let c = try JACKClient(name: n, server: options.serverName)
-            client = c
-            lastConnections = [:]
-            setTargetFill(bufferSize: c.bufferSize)
-            do { try attach(c) } catch {
+            do { try adopt(c) } catch {
                 c.close()
                 throw error
             }

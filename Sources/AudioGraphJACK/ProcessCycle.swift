@@ -122,7 +122,7 @@ final class ProcessCycle: @unchecked Sendable {
             }
             i += 1
         }
-        unowned(unsafe) let transport = self.transport
+        let transport = self.transport
         if let transport, let client = clientHandle { transport.observe(client) }
         if let f = fading, n > maxFrames || paused.load(ordering: .relaxed) {
             // Nothing to crossfade in silence: the swap is done at once.

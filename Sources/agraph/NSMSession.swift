@@ -83,15 +83,7 @@ final class NSMSession {
     private func open(path: String, clientID: String, original: String, registry: NodeRegistry,
                       overrides: [ParameterOverride]) throws -> ValidatedGraph? {
         let file = path + ".json"
-        let made = access(file, F_OK) != 0
-        if made {
-            do { try Self.makeSessionFile(file, from: original, registry: registry) } catch {
-                client.error(to: "/nsm/client/open", code: .createFailed, "\(error)")
-                printError("agraph: \(error)")
-                return nil
-            }
-            printError("agraph: session file \(file) made from \(original)")
-        }
+        guard let made = makeIfMissing(file, from: original, registry: registry) else { return nil }
         switch GraphValidator(registry: registry).validate(file: file, overrides: overrides) {
         case .success(let g):
             for w in g.warnings { printError(w.description) }
@@ -110,6 +102,20 @@ final class NSMSession {
             if made { unlink(file) }
             throw ExitCode.failure
         }
+    }
+
+    /// Makes the session file `file` from `original` when there is none
+    /// yet; returns whether it made it, or nil after an `/error` reply
+    /// (`-10`) when it could not.
+    private func makeIfMissing(_ file: String, from original: String, registry: NodeRegistry) -> Bool? {
+        guard access(file, F_OK) != 0 else { return false }
+        do { try Self.makeSessionFile(file, from: original, registry: registry) } catch {
+            client.error(to: "/nsm/client/open", code: .createFailed, "\(error)")
+            printError("agraph: \(error)")
+            return nil
+        }
+        printError("agraph: session file \(file) made from \(original)")
+        return true
     }
 
     /// The graph is playing: `/reply "/nsm/client/open" "OK"`.
@@ -196,15 +202,7 @@ final class NSMSession {
     /// name, and says so).
     private func switchSession(path: String, clientID newID: String, live: RunningGraph, reloader: Reloader) {
         let newFile = path + ".json"
-        let made = access(newFile, F_OK) != 0
-        if made {
-            do { try Self.makeSessionFile(newFile, from: original, registry: standardRegistry()) } catch {
-                client.error(to: "/nsm/client/open", code: .createFailed, "\(error)")
-                printError("agraph: NSM switch: \(error)")
-                return
-            }
-            printError("agraph: session file \(newFile) made from \(original)")
-        }
+        guard let made = makeIfMissing(newFile, from: original, registry: standardRegistry()) else { return }
         do {
             printError("agraph: NSM switch: \(try reloader.attempt(file: newFile))")
         } catch {
@@ -213,10 +211,9 @@ final class NSMSession {
             client.error(to: "/nsm/client/open", code: .badProject, error.description)
             return
         }
+        // The run loop sees the reload and calls `reloaded`, which reads
+        // this file's document and reports clean or dirty after the reply.
         file = newFile
-        (document, overridesChangeFile) = readSessionDocument(registry: standardRegistry())
-        saved = Self.liveValues(live.compiled)
-        seen = saved
         if newID != clientID {
             do {
                 try live.rename(to: newID)
@@ -229,7 +226,6 @@ final class NSMSession {
             }
         }
         client.reply(to: "/nsm/client/open", "OK")
-        if overridesChangeFile { client.markDirty() } else { client.markClean() }
     }
 
     /// Every live parameter's current value by address (`mix.gains[1]`).
