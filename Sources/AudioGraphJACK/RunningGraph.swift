@@ -65,6 +65,11 @@ public final class RunningGraph: @unchecked Sendable {
         /// decoders of `ac4` and `media`, `playlist`) follow JACK's
         /// transport, `.free` none (`agraph run --transport follow|free`).
         public var transport: TransportMode?
+        /// Hold a CPU wake-up latency request of this many µs while the
+        /// graph runs (`CPULatencyRequest`, `/dev/cpu_dma_latency`; 0: the
+        /// idle CPUs poll, so each cycle starts with warm caches). nil: none.
+        /// It applies to the whole machine and costs power.
+        public var cpuDMALatency: Int?
         /// Called once on JACK's process thread when it starts (e.g. to set
         /// thread affinity); must itself be real-time safe.
         public var threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
@@ -126,6 +131,8 @@ public final class RunningGraph: @unchecked Sendable {
     private let transport: LiveTransport
     let cycle: ProcessCycle
     private let stopped = Atomic<Bool>(false)
+    /// `Options.cpuDMALatency`, released by `stop`.
+    private let latencyRequest: CPULatencyRequest?
 
     /// Finds or starts a server, opens a client, compiles and activates the
     /// graph, connects its ports; all on the owner thread it starts.
@@ -134,6 +141,8 @@ public final class RunningGraph: @unchecked Sendable {
     /// - Parameter graph: validated with `NodeRegistry.withJACK(binder)`.
     public init(graph: ValidatedGraph, binder: JACKPortBinder, options: Options = Options()) throws {
         self.binder = binder
+        // Before JACK: a request that cannot be held stops the start.
+        latencyRequest = try options.cpuDMALatency.map { try CPULatencyRequest(microseconds: $0) }
         let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.events = events
         let wakeup = Wakeup()
@@ -348,6 +357,7 @@ public final class RunningGraph: @unchecked Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return [] }
         let errors = owner.sync { [session] in session.stop() }
         owner.stop()
+        latencyRequest?.release()
         return errors
     }
 }

@@ -549,6 +549,25 @@ func readText(_ path: String) -> String? {
     return String(decoding: out, as: UTF8.self)
 }
 
+/// `--cpu-dma-latency`: a CPU wake-up latency request held for the whole
+/// run, so every live row (AudioGraph's and the clients it is compared
+/// with) runs under it; prints the line saying which. [main-thread]
+func holdCPULatency(_ microseconds: Int?) throws -> CPULatencyRequest? {
+    guard let microseconds else {
+        print("CPU wake-up latency: no request (idle CPUs may halt between cycles; --cpu-dma-latency 0 keeps them polling)")
+        return nil
+    }
+    do {
+        let request = try CPULatencyRequest(microseconds: microseconds)
+        print("CPU wake-up latency: \(microseconds) µs held for the whole run (\(request.path); in force: "
+              + "\(CPULatencyRequest.current().map { "\($0) µs" } ?? "unreadable"))")
+        return request
+    } catch {
+        print("FAILED: \(error)")
+        throw ExitCode.failure
+    }
+}
+
 func machineDescription() -> String {
     let cpus = sysconf(Int32(_SC_NPROCESSORS_ONLN))
     var model = "unknown CPU"

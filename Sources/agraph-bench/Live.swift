@@ -45,6 +45,8 @@ struct Live: ParsableCommand {
     var prefetch: String = "on"
     @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
     var realtime = false
+    @Option(help: ArgumentHelp("Hold a CPU wake-up latency request of this many µs for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency and cyclictest): 0 keeps idle CPUs polling, so each cycle starts warm. Every row runs under it.", valueName: "µs"))
+    var cpuDMALatency: Int?
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
     @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
@@ -90,6 +92,8 @@ struct Live: ParsableCommand {
         print("agraph-bench live: N sines → mixer → jack-out, dummy jackd at \(Self.sampleRate / 1000) kHz, "
               + "\(formatFixed(seconds, 0)) s per row after \(formatFixed(warmup, 1)) s warm-up")
         print("machine: \(machineDescription()); jackd \(jackdVersion())")
+        let latencyRequest = try holdCPULatency(cpuDMALatency)
+        defer { latencyRequest?.release() }
         print("clock ticks: \(sysconf(Int32(_SC_CLK_TCK))) Hz (for /proc/PID/stat); schedstat: ns")
         print("")
 

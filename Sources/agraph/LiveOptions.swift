@@ -28,8 +28,16 @@ struct LiveOptions: ParsableArguments {
         valueName: "follow|free"))
     var transport: TransportMode?
 
+    @Option(help: ArgumentHelp(
+        "Hold a CPU wake-up latency request of this many µs while the graph plays (Linux PM QoS, /dev/cpu_dma_latency, as cyclictest does): 0 keeps idle CPUs polling, so every cycle starts with warm caches. For the whole machine; costs power; the device is root's unless a udev rule gives it to your group.",
+        valueName: "µs"))
+    var cpuDMALatency: Int?
+
     func validate() throws {
         if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
+        if let l = cpuDMALatency, !(0...Int(CPULatencyRequest.unconstrained)).contains(l) {
+            throw ValidationError("--cpu-dma-latency must be from 0 to \(CPULatencyRequest.unconstrained) µs")
+        }
     }
 
     var runningOptions: RunningGraph.Options {
@@ -40,6 +48,7 @@ struct LiveOptions: ParsableArguments {
         options.driver = driver
         options.period = period
         options.transport = transport
+        options.cpuDMALatency = cpuDMALatency
         return options
     }
 

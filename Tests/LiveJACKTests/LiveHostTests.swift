@@ -148,6 +148,37 @@ final class LiveHostTests: LiveTestCase {
 
     /// A 44100 Hz graph on a 48000 Hz server names the server's rate (it
     /// said "0 Hz": the rate was read after the client closed).
+    // MARK: CPU wake-up latency
+
+    /// `Options.cpuDMALatency` (`agraph run --cpu-dma-latency`): the kernel
+    /// has the request in force while the graph plays (the device reads it
+    /// back) and withdraws it when the graph stops. Where this user cannot
+    /// write the device, the start fails before JACK, naming it.
+    func testACPUWakeUpLatencyRequestIsInForceWhileTheGraphPlays() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let device = CPULatencyRequest.devicePath
+        guard access(device, W_OK) == 0 else {
+            XCTAssertThrowsError(try startGraph(Self.toneGraph(connect: nil), server: server.name,
+                                                configure: { $0.cpuDMALatency = 0 })) { error in
+                XCTAssertTrue("\(error)".contains(device), "\(error)")
+            }
+            XCTAssertFalse(try server.tool("jack_lsp").stdout.contains("agraph-live:"), "the start stopped before JACK")
+            return
+        }
+        let before = try XCTUnwrap(CPULatencyRequest.current(), "\(device) is writable but not readable")
+        let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 20)
+        defer { rec.abandon() }
+        let live = try startGraph(Self.toneGraph(channels: 1, connect: "agraph-rec:in_*"), server: server.name,
+                                  configure: { $0.cpuDMALatency = 0 })
+        defer { live.stop() }
+        XCTAssertEqual(CPULatencyRequest.current(), 0, "in force while the graph plays")
+        XCTAssertTrue(waitForSignal(rec, seconds: 0.5), "the graph plays under the request")
+        XCTAssertEqual(Self.recentLevel(rec), -12, accuracy: 0.2)
+        live.stop()
+        XCTAssertEqual(CPULatencyRequest.current(), before, "withdrawn when the graph stops")
+    }
+
     func testARateMismatchNamesTheServersRate() throws {
         let server = try TestJACKServer()
         defer { server.stop() }
