@@ -133,11 +133,27 @@ public enum Kernels {
         }
     }
 
-    /// Largest absolute sample value.
+    /// Largest absolute sample value (NaNs are passed over). Eight lanes
+    /// at a time: a compare-and-select reduction the compiler does not
+    /// vectorize by itself (it would change which NaN wins).
     @inlinable @_noLocks
     public static func peak(_ src: UnsafePointer<Float>, count: Int) -> Float {
-        var m: Float = 0
+        let signless = SIMD4<UInt32>(repeating: 0x7FFF_FFFF)
+        var m0 = SIMD4<Float>(), m1 = SIMD4<Float>()
+        let raw = UnsafeRawPointer(src)
         var i = 0
+        while i &+ 8 <= count {
+            let a = unsafeBitCast(unsafeBitCast(raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self), to: SIMD4<UInt32>.self) & signless, to: SIMD4<Float>.self)
+            let b = unsafeBitCast(unsafeBitCast(raw.loadUnaligned(fromByteOffset: i &* 4 &+ 16, as: SIMD4<Float>.self), to: SIMD4<UInt32>.self) & signless, to: SIMD4<Float>.self)
+            m0.replace(with: a, where: a .> m0)
+            m1.replace(with: b, where: b .> m1)
+            i &+= 8
+        }
+        m0.replace(with: m1, where: m1 .> m0)
+        var m = m0[0]
+        if m0[1] > m { m = m0[1] }
+        if m0[2] > m { m = m0[2] }
+        if m0[3] > m { m = m0[3] }
         while i < count {
             let v = src[i] < 0 ? -src[i] : src[i]
             if v > m { m = v }
