@@ -43,6 +43,18 @@ public enum Kernels {
         while i < count { dst[i] = dst[i] + a[i] * ga + b[i] * gb + c[i] * gc + d[i] * gd; i += 1 }
     }
 
+    /// `dst[i] = 0 + a[i] * ga + b[i] * gb + c[i] * gc + d[i] * gd`, summed
+    /// in that order: `addScaled4` into a cleared `dst`, sample for sample
+    /// (the leading 0 makes a -0 sum +0, as there), without clearing or
+    /// reading `dst` first.
+    @inlinable @_noLocks
+    public static func setScaled4(_ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+                                  _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float,
+                                  to dst: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count { dst[i] = Float(0) + a[i] * ga + b[i] * gb + c[i] * gc + d[i] * gd; i += 1 }
+    }
+
     /// `dst[i] += a[i] * ga + b[i] * gb`, summed in that order.
     @inlinable @_noLocks
     public static func addScaled2(_ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,

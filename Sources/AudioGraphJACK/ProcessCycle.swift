@@ -52,7 +52,11 @@ final class ProcessCycle: @unchecked Sendable {
     var clientHandle: OpaquePointer?
     /// JACK's transport, when sources follow it. [set before activation;
     /// then audio-thread: a reload's swap replaces it]
-    @exclusivity(unchecked) var transport: JACKTransport?
+    @exclusivity(unchecked) var transport: JACKTransport? {
+        didSet { transportRef = transport.map { .passUnretained($0) } }
+    }
+    /// `transport`, unretained, for the cycle (as `engineRef`).
+    @exclusivity(unchecked) private var transportRef: Unmanaged<JACKTransport>?
     /// The reason JACK gave, copied without allocating.
     private let reasonBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
     let measure: Bool
@@ -122,26 +126,27 @@ final class ProcessCycle: @unchecked Sendable {
             }
             i += 1
         }
-        let transport = self.transport
-        if let transport, let client = clientHandle { transport.observe(client) }
+        // Borrowed, not retained (no release call at the end of the cycle).
+        let transportRef = self.transportRef
+        if let transportRef, let client = clientHandle { transportRef._withUnsafeGuaranteedRef { $0.observe(client) } }
         if let f = fading, n > maxFrames || paused.load(ordering: .relaxed) {
             // Nothing to crossfade in silence: the swap is done at once.
             finish(f)
         }
         if n > maxFrames || paused.load(ordering: .relaxed) {
             if n > maxFrames { oversizedCycles.add(1, ordering: .relaxed) }
-            transport?.standStill()
+            transportRef?._withUnsafeGuaranteedRef { $0.standStill() }
             i = 0
             while i < outputCount {
                 if let b = binder.buffers[outputSlots[i]] { Kernels.fill(b, count: n, value: 0) }
                 i += 1
             }
         } else if let f = fading {
-            let held = transport.map { !$0.advance(frames: frames) } ?? false
+            let held = transportRef.map { $0._withUnsafeGuaranteedRef { !$0.advance(frames: frames) } } ?? false
             if f.render(frames: n, binder: binder, transportHeld: held) { finish(f) }
         } else {
             engineRef._withUnsafeGuaranteedRef { engine in
-                if let transport { engine.transportHeld = !transport.advance(frames: frames) }
+                if let transportRef { engine.transportHeld = transportRef._withUnsafeGuaranteedRef { !$0.advance(frames: frames) } }
                 engine.render(frames: n)
                 // Tell the monitor at once, not at its next timeout.
                 if !endSignalled && engine.isFinished {

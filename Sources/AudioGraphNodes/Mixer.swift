@@ -154,12 +154,12 @@ final class MixerNode: RenderNode {
         guard let output = wiring.pointee.output else { return }
         let inputs = wiring.pointee.inputs
         let channels = output.channels
-        output.clear(to: frames)
         if !anyRamping() {
             renderSteady(output: output, frames: frames)
             output.state = BusState.merging(inputs)
             return
         }
+        output.clear(to: frames)
         var i = 0
         while i < count {
             let input = inputs[i]
@@ -187,9 +187,10 @@ final class MixerNode: RenderNode {
         return false
     }
 
-    /// No gain is ramping: the same sums as `addScaled` input by input (same
-    /// order, inputs with gain 0 skipped), four inputs per pass over the
-    /// output instead of one.
+    /// No gain is ramping: the same sums as `addScaled` input by input into
+    /// a cleared output (same order, inputs with gain 0 skipped), four
+    /// inputs per pass over the output instead of one; the first pass of
+    /// four writes the output instead of clearing it first.
     private func renderSteady(output: AudioBus, frames: Int) {
         let inputs = wiring.pointee.inputs
         // Every input mono: every output channel gets the same sum, made
@@ -203,6 +204,7 @@ final class MixerNode: RenderNode {
             var p0 = UnsafePointer(dst), p1 = UnsafePointer(dst), p2 = UnsafePointer(dst)
             var g0: Float = 0, g1: Float = 0, g2: Float = 0
             var pending = 0
+            var written = false
             var i = 0
             while i < count {
                 let g = gains[i].current
@@ -214,12 +216,18 @@ final class MixerNode: RenderNode {
                     case 1: p1 = src; g1 = g; pending = 2
                     case 2: p2 = src; g2 = g; pending = 3
                     default:
-                        Kernels.addScaled4(p0, g0, p1, g1, p2, g2, src, g, to: dst, count: frames)
+                        if written {
+                            Kernels.addScaled4(p0, g0, p1, g1, p2, g2, src, g, to: dst, count: frames)
+                        } else {
+                            Kernels.setScaled4(p0, g0, p1, g1, p2, g2, src, g, to: dst, count: frames)
+                            written = true
+                        }
                         pending = 0
                     }
                 }
                 i += 1
             }
+            if !written { Kernels.fill(dst, count: frames, value: 0) }
             switch pending {
             case 1: Kernels.addScaled(p0, to: dst, count: frames, gain: g0)
             case 2: Kernels.addScaled2(p0, g0, p1, g1, to: dst, count: frames)

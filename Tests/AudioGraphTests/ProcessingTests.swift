@@ -40,6 +40,47 @@ final class ProcessingTests: XCTestCase {
         }
     }
 
+    /// Nine inputs (stereo and mono, one muted): the steady sum goes four
+    /// inputs per pass (the first pass writes the output, the next adds)
+    /// and the rest one or two at a time, and still equals adding each
+    /// input × gain, in order, to 0, sample for sample.
+    func testMixerOfNineInputsIsTheExactWeightedSumInOrder() throws {
+        let tones = (0..<9).map { i -> String in
+            let waveform = ["sine", "white", "saw", "square"][i % 4]
+            let seed = waveform == "white" ? #", "seed": \#(i + 1)"# : ""
+            return #"{"waveform": "\#(waveform)", "frequency": \#(97 + 61 * i), "level": \#(-3 - i), "channels": \#(i % 3 == 2 ? 1 : 2)\#(seed)}"#
+        }
+        let gainsDB = [0.0, -6, 3.5, -1, -20, 2, -3, 0.5, -9]
+        let muted = 5
+        let nodes = tones.enumerated().map { #"{"id": "t\#($0.offset)", "type": "test-tone", "params": \#($0.element)}"# }
+        let links = (0..<9).map { #"{"from": "t\#($0)", "to": "m:in\#($0)"}"# }
+        let mutes = (0..<9).map { $0 == muted ? "true" : "false" }.joined(separator: ", ")
+        let mixed = try TestGraph.render("""
+            {"format": "agraph/1", "nodes": [
+              \(nodes.joined(separator: ",\n  ")),
+              {"id": "m", "type": "mixer", "params": {"inputs": 9, "channels": 2, "gains": [\(gainsDB.map { "\($0)" }.joined(separator: ", "))],
+                                                   "mutes": [\(mutes)], "outputGain": -2}},
+              {"id": "cap", "type": "capture"}],
+             "links": [\(links.joined(separator: ", ")), {"from": "m", "to": "cap"}]}
+            """, seconds: 0.5)
+        let singles = try tones.map { try TestGraph.render(TestGraph.single("test-tone", $0), seconds: 0.5) }
+        let g = gainsDB.map { Float(Decibels.toLinear($0 - 2)) }
+        XCTAssertEqual(mixed.count, 2)
+        XCTAssertEqual(mixed[0].count, 24000)
+        for ch in 0..<2 {
+            for i in 0..<mixed[ch].count {
+                var expected: Float = 0
+                for k in 0..<9 where k != muted {
+                    expected += singles[k][singles[k].count == 1 ? 0 : ch][i] * g[k]
+                }
+                if mixed[ch][i] != expected || mixed[ch][i].sign != expected.sign {
+                    XCTFail("channel \(ch) frame \(i): \(mixed[ch][i]) != \(expected)")
+                    return
+                }
+            }
+        }
+    }
+
     /// `channels` sets the output width: mono inputs are summed once and
     /// the same sum goes to every channel; a stereo input is refused.
     func testMixerChannelsSpreadsMonoInputsToEveryChannel() throws {
