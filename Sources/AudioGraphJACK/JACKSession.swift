@@ -146,7 +146,7 @@ final class JACKSession: @unchecked Sendable {
         self.client = client
         self.server = server
         cycle = ProcessCycle(engine: compiled.engine, binder: binder, maxFrames: maxFrames,
-                             measure: options.measureCycles, prefetch: options.prefetchHotMemory,
+                             measure: options.measureCycles, probe: options.cycleProbe, prefetch: options.prefetchHotMemory,
                              threadInit: options.threadInit, wakeup: wakeup)
         let engine = compiled.engine
         underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }

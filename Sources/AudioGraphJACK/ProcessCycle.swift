@@ -53,7 +53,10 @@ final class ProcessCycle: @unchecked Sendable {
     /// JACK's transport, when sources follow it. [set before activation;
     /// then audio-thread: a reload's swap replaces it]
     @exclusivity(unchecked) var transport: JACKTransport? {
-        didSet { transportRef = transport.map { .passUnretained($0) } }
+        didSet {
+            // No closure: this runs on the audio thread when a swap is taken.
+            if let transport { transportRef = .passUnretained(transport) } else { transportRef = nil }
+        }
     }
     /// `transport`, unretained, for the cycle (as `engineRef`).
     @exclusivity(unchecked) private var transportRef: Unmanaged<JACKTransport>?
@@ -62,11 +65,14 @@ final class ProcessCycle: @unchecked Sendable {
     let measure: Bool
     /// `RunningGraph.Options.prefetchHotMemory`.
     let prefetch: Bool
-    let cycleTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
+    /// `Options.cycleProbe`.
+    let probe: (@convention(c) () -> UInt64)?
+    let cycleTimes = SPSCRing<CycleSample>(minimumCapacity: 1 << 16)
     /// How long the last reload's swap (`take`) took, in ns (with `measure`).
     let swapNanoseconds = Atomic<UInt64>(0)
 
-    init(engine: Engine, binder: JACKPortBinder, maxFrames: Int, measure: Bool, prefetch: Bool = true,
+    init(engine: Engine, binder: JACKPortBinder, maxFrames: Int, measure: Bool,
+         probe: (@convention(c) () -> UInt64)? = nil, prefetch: Bool = true,
          threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, wakeup: Wakeup) {
         self.threadInit = threadInit
         monitorWakeup = wakeup
@@ -76,6 +82,7 @@ final class ProcessCycle: @unchecked Sendable {
         self.binder = binder
         self.maxFrames = maxFrames
         self.measure = measure
+        self.probe = probe
         self.prefetch = prefetch
         ports = .allocate(capacity: JACKPortBinder.capacity)
         ports.initialize(repeating: nil, count: JACKPortBinder.capacity)
@@ -142,7 +149,8 @@ final class ProcessCycle: @unchecked Sendable {
                 i += 1
             }
         } else if let f = fading {
-            let held = transportRef.map { $0._withUnsafeGuaranteedRef { !$0.advance(frames: frames) } } ?? false
+            var held = false
+            if let transportRef { held = transportRef._withUnsafeGuaranteedRef { !$0.advance(frames: frames) } }
             if f.render(frames: n, binder: binder, transportHeld: held) { finish(f) }
         } else {
             engineRef._withUnsafeGuaranteedRef { engine in
@@ -157,7 +165,8 @@ final class ProcessCycle: @unchecked Sendable {
         }
         if measure {
             let took = MonotonicClock.nanoseconds() &- start
-            _ = cycleTimes.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
+            _ = cycleTimes.push(CycleSample(nanoseconds: UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))),
+                                            probe: probe?() ?? 0))
         }
     }
 
@@ -210,6 +219,18 @@ final class ProcessCycle: @unchecked Sendable {
         if let reason { strncpy(reasonBuffer, reason, 255) }
         serverGone.store(true, ordering: .releasing)
         monitorWakeup.signal()
+    }
+}
+
+/// One measured process cycle (`RunningGraph.takeCycleSamples`).
+public struct CycleSample: Sendable, Equatable, BitwiseCopyable {
+    /// How long the cycle took, from the callback's entry to its end.
+    public var nanoseconds: UInt32
+    /// `Options.cycleProbe` at the cycle's end.
+    public var probe: UInt64
+    public init(nanoseconds: UInt32, probe: UInt64) {
+        self.nanoseconds = nanoseconds
+        self.probe = probe
     }
 }
 

@@ -57,6 +57,12 @@ public final class RunningGraph: @unchecked Sendable {
         public var extraFill = 2048
         /// Record every process cycle's duration (for benchmarks).
         public var measureCycles = false
+        /// With `measureCycles`: read at the end of every cycle and kept
+        /// beside its duration (`takeCycleSamples`), e.g. a running total
+        /// of the time spent in plugins, so a benchmark can pair each
+        /// cycle with what happened in it. Called on the process thread:
+        /// must be realtime-safe.
+        public var cycleProbe: (@convention(c) () -> UInt64)?
         /// Prefetch the engine's hot memory at the start of every cycle
         /// (`Engine.prefetchHotMemory`); off only to measure what it does.
         public var prefetchHotMemory = true
@@ -324,8 +330,16 @@ public final class RunningGraph: @unchecked Sendable {
     /// Process-cycle durations recorded so far, in nanoseconds (with
     /// `measureCycles`); drains them. [control-thread, one at a time]
     public func takeCycleTimes() -> [UInt32] {
-        var out: [UInt32] = []
-        var v: UInt32 = 0
+        takeCycleSamples().map(\.nanoseconds)
+    }
+
+    /// Process cycles recorded so far (with `measureCycles`): each one's
+    /// duration and `Options.cycleProbe`'s value at its end (0 without
+    /// one); drains them (`takeCycleTimes` drains the same record).
+    /// [control-thread, one at a time]
+    public func takeCycleSamples() -> [CycleSample] {
+        var out: [CycleSample] = []
+        var v = CycleSample(nanoseconds: 0, probe: 0)
         while cycle.cycleTimes.pop(into: &v) { out.append(v) }
         return out
     }

@@ -305,6 +305,8 @@ struct LV2Bench: ParsableCommand {
                                      load: { client.client.cpuLoad }, xruns: { client.xruns.load(ordering: .relaxed) })
             if !(client.peak > 0.01) { row.note += (row.note.isEmpty ? "" : "; ") + "output peak \(client.peak)?" }
             client.close()
+            row.runsPerCycle = client.pairsSeen.map { UInt32($0.probe) }
+            row.hostPerCycle = client.pairsSeen.map { $0.nanoseconds &- min(UInt32($0.probe), $0.nanoseconds) }
             results.liveRaw = row
             results.liveRawRuns = LV2Timing(client.runTimesSeen)
         } catch {
@@ -348,6 +350,9 @@ struct LV2Bench: ParsableCommand {
         options.serverName = server
         options.clientName = "agraph-bench-lv2"
         options.measureCycles = true
+        // Each cycle's record carries the run calls' running total: the
+        // differences pair every callback with its own run calls.
+        options.cycleProbe = { agraph_lv2_run_timing_total() }
         options.threadInit = recordJACKThread
         jackThreadTIDs.reset()
         // The plugins' run calls, timed inside the same callbacks (nodes
@@ -364,6 +369,7 @@ struct LV2Bench: ParsableCommand {
         var notes: [String] = []
         var peak = -Double.infinity
         var runFrom: UInt64 = 0, runTo: UInt64 = 0
+        var samples: [CycleSample] = []
         var row = window.measure(
             name: name, pid: "self",
             drain: {
@@ -371,9 +377,10 @@ struct LV2Bench: ParsableCommand {
                 runFrom = agraph_lv2_run_timing_total()
             },
             collect: {
-                let t = live.takeCycleTimes()
+                let t = live.takeCycleSamples()
                 runTo = agraph_lv2_run_timing_total()
-                return t
+                samples += t
+                return t.map(\.nanoseconds)
             },
             load: {
                 peak = max(peak, outputPeak())
@@ -382,6 +389,15 @@ struct LV2Bench: ParsableCommand {
             xruns: { live.status().xruns })
         if !row.callback.isEmpty, runTo > runFrom {
             row.pluginRunMean = Double(runTo - runFrom) / Double(row.callback.count) / 1000
+        }
+        // Per cycle: the run total's step since the cycle before (the first
+        // cycle has no "before" and is left out).
+        var k = 1
+        while k < samples.count {
+            let run = UInt32(truncatingIfNeeded: min(samples[k].probe &- samples[k - 1].probe, UInt64(UInt32.max)))
+            row.runsPerCycle.append(run)
+            row.hostPerCycle.append(samples[k].nanoseconds &- min(run, samples[k].nanoseconds))
+            k += 1
         }
         let s = live.status()
         if s.serverGone { notes.insert("FAILED: server gone", at: 0) }
@@ -436,11 +452,19 @@ struct LV2Bench: ParsableCommand {
                   + (t.map { "median " + pct($0.median, ref?.median) + ", mean " + pct($0.mean, ref?.mean) } ?? "")
                   + (row.note.hasPrefix("FAILED") ? "  " + row.note : ""))
         }
-        liveRow("3 plugins' run in a plain JACK client (callback)", r.liveRaw, plugins)
-        if let runs = r.liveRawRuns, runs.count > 0 {
-            print(l("    its run calls alone", w) + rt(us(runs.median), 9) + rt(us(runs.p99), 9) + rt(us(runs.mean), 9))
+        func perCycleRows(_ row: LiveRow?, indent: String) {
+            guard let row, !row.runsPerCycle.isEmpty else { return }
+            let runs = LV2Timing(row.runsPerCycle.map(UInt64.init)), host = LV2Timing(row.hostPerCycle.map(UInt64.init))
+            print(l(indent + "its plugins' run calls, in the same callbacks", w) + rt(us(runs.median), 9) + rt(us(runs.p99), 9)
+                  + rt(us(runs.mean), 9))
+            print(l(indent + "the rest of each callback (callback − run calls)", w) + rt(us(host.median), 9) + rt(us(host.p99), 9)
+                  + rt(us(host.mean), 9) + rt("-", 10) + rt("-", 7) + "  median " + pct(runs.median + host.median, runs.median)
+                  + " of the run calls'")
         }
+        liveRow("3 plugins' run in a plain JACK client (callback)", r.liveRaw, plugins)
+        perCycleRows(r.liveRaw, indent: "    ")
         func runsRow(_ row: LiveRow?) {
+            if row?.runsPerCycle.isEmpty == false { perCycleRows(row, indent: "      "); return }
             guard let row, let runs = row.pluginRunMean, !row.callback.isEmpty else { return }
             let mean = LV2Timing(row.callback.map(UInt64.init)).mean
             print(l("      its plugins' run calls, in the same callbacks", w) + rt("-", 9) + rt("-", 9) + rt(us(runs), 9)
@@ -491,6 +515,19 @@ struct LV2Bench: ParsableCommand {
             let ov = (mean - runs) / runs * 100
             print("host overhead, live, \(label) (agraph run callback mean vs its plugins' run calls in the same callbacks): "
                   + "\(formatFixed(ov, 1)) % (\(formatFixed(mean - runs, 2)) µs/cycle); aim < 10 %: " + (ov < 10 ? "met" : "NOT met"))
+        }
+        // Per cycle: what the host adds around the run calls of the same
+        // callback, against those run calls (medians over the cycles).
+        for (label, row) in [("AudioGraph, file source", r.liveAgraph), ("AudioGraph, test-tone source", r.liveAgraphTone),
+                             ("the plain JACK client", r.liveRaw)] {
+            guard let row, !row.runsPerCycle.isEmpty else { continue }
+            let runs = LV2Timing(row.runsPerCycle.map(UInt64.init)).median
+            let host = LV2Timing(row.hostPerCycle.map(UInt64.init)).median
+            guard runs > 0 else { continue }
+            let ov = host / runs * 100
+            print("host overhead, live, per cycle, \(label) (median of callback − its run calls, \(formatFixed(host, 2)) µs, "
+                  + "over the median of those run calls, \(formatFixed(runs, 2)) µs): \(formatFixed(ov, 1)) %"
+                  + (label.hasPrefix("AudioGraph") ? "; aim < 10 %: " + (ov < 10 ? "met" : "NOT met") : ""))
         }
         if let a = r.liveAgraph?.processCPU, let e = r.liveEcasound?.processCPU {
             print("live process CPU per cycle: AudioGraph \(formatFixed(a, 2)) µs, ecasound \(formatFixed(e, 2)) µs (\(formatFixed(a / e, 2))×)")
@@ -812,6 +849,10 @@ final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
     private let runTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
     /// Run times drained by `takeCycleTimes` (for the table).
     private(set) var runTimesSeen: [UInt64] = []
+    /// Each cycle's callback time with its run calls' (`probe`), paired in
+    /// one record.
+    private let pairs = SPSCRing<CycleSample>(minimumCapacity: 1 << 16)
+    private(set) var pairsSeen: [CycleSample] = []
     private var measuring = false
 
     init(server: String, chain: RawLV2Chain, signal: LV2BenchSignal) throws {
@@ -841,16 +882,26 @@ final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
         var m: Float = 0
         var i = 0
         while i < n { m = max(m, abs(l[i]), abs(r[i])); i += 1 }
-        finishCycle(start: start, peak: m)
-        _ = runTimes.push(UInt32(truncatingIfNeeded: min(t1 &- t0, UInt64(UInt32.max))))
+        let took = finishCycle(start: start, peak: m)
+        let run = UInt32(truncatingIfNeeded: min(t1 &- t0, UInt64(UInt32.max)))
+        _ = runTimes.push(run)
+        _ = pairs.push(CycleSample(nanoseconds: took, probe: UInt64(run)))
     }
 
     /// Callback times since the last call; the run times of the same cycles
     /// are kept in `runTimesSeen` (cleared by the first call: the warm-up). [control-thread]
     override func takeCycleTimes() -> [UInt32] {
         let out = super.takeCycleTimes()
-        if !measuring { measuring = true; _ = takeRunTimes(); runTimesSeen = []; return out }
+        if !measuring { measuring = true; _ = takeRunTimes(); _ = takePairs(); runTimesSeen = []; pairsSeen = []; return out }
         runTimesSeen += takeRunTimes()
+        pairsSeen += takePairs()
+        return out
+    }
+
+    private func takePairs() -> [CycleSample] {
+        var out: [CycleSample] = []
+        var v = CycleSample(nanoseconds: 0, probe: 0)
+        while pairs.pop(into: &v) { out.append(v) }
         return out
     }
 

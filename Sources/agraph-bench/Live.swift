@@ -559,6 +559,10 @@ struct LiveRow {
     /// µs per cycle spent in LV2 plugins' `run` calls inside the measured
     /// callbacks (`agraph-bench lv2`'s AudioGraph rows).
     var pluginRunMean: Double?
+    /// Per measured cycle (`agraph-bench lv2`): the plugins' run calls in
+    /// it and the rest of the callback (callback − run calls), in ns.
+    var runsPerCycle: [UInt32] = []
+    var hostPerCycle: [UInt32] = []
     /// Per thread of the process: "name(tid)", µs per cycle, largest first.
     var threads: [(String, Double)] = []
     var note = ""
@@ -845,10 +849,13 @@ class BenchJACKClient: @unchecked Sendable {
 
     /// Records the cycle's peak and its duration since `start`. [audio-thread]
     @inline(__always)
-    final func finishCycle(start: UInt64, peak m: Float) {
+    /// Records the cycle's duration; returns it (ns). [audio-thread]
+    @discardableResult
+    final func finishCycle(start: UInt64, peak m: Float) -> UInt32 {
         if m > peak { peakBits.store(m.bitPattern, ordering: .relaxed) }
-        let took = MonotonicClock.nanoseconds() &- start
-        _ = times.push(UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))))
+        let took = UInt32(truncatingIfNeeded: min(MonotonicClock.nanoseconds() &- start, UInt64(UInt32.max)))
+        _ = times.push(took)
+        return took
     }
 
     /// Callback durations (ns) since the last call. [control-thread]
