@@ -549,22 +549,37 @@ func readText(_ path: String) -> String? {
     return String(decoding: out, as: UTF8.self)
 }
 
-/// `--cpu-dma-latency`: a CPU wake-up latency request held for the whole
-/// run, so every live row (AudioGraph's and the clients it is compared
-/// with) runs under it; prints the line saying which. [main-thread]
-func holdCPULatency(_ microseconds: Int?) throws -> CPULatencyRequest? {
-    guard let microseconds else {
-        print("CPU wake-up latency: no request (idle CPUs may halt between cycles; --cpu-dma-latency 0 keeps them polling)")
+/// Whether `--cpu-dma-latency` is on the command line (the default is
+/// held when it can be, an explicit value or fails the run).
+var cpuDMALatencyGiven: Bool {
+    CommandLine.arguments.contains { $0 == "--cpu-dma-latency" || $0.hasPrefix("--cpu-dma-latency=") }
+}
+
+/// `--cpu-dma-latency µs|none`: a CPU wake-up latency request held for the
+/// whole run, so every live row (AudioGraph's and the clients it is
+/// compared with) runs under it; prints the line saying which.
+/// [main-thread]
+func holdCPULatency(_ value: String, explicit: Bool) throws -> CPULatencyRequest? {
+    if value == "none" {
+        print("CPU wake-up latency: no request (--cpu-dma-latency none: idle CPUs may halt between cycles)")
         return nil
+    }
+    guard let microseconds = Int(value) else {
+        print("FAILED: --cpu-dma-latency takes µs (0 to \(CPULatencyRequest.unconstrained)) or none, not '\(value)'")
+        throw ExitCode.failure
     }
     do {
         let request = try CPULatencyRequest(microseconds: microseconds)
         print("CPU wake-up latency: \(microseconds) µs held for the whole run (\(request.path); in force: "
-              + "\(CPULatencyRequest.current().map { "\($0) µs" } ?? "unreadable"))")
+              + "\(CPULatencyRequest.current().map { "\($0) µs" } ?? "unreadable"); --cpu-dma-latency none to run without)")
         return request
     } catch {
-        print("FAILED: \(error)")
-        throw ExitCode.failure
+        if explicit {
+            print("FAILED: \(error)")
+            throw ExitCode.failure
+        }
+        print("CPU wake-up latency: NOT held (\(error)); idle CPUs may halt between cycles, and cycles start cold")
+        return nil
     }
 }
 

@@ -45,8 +45,8 @@ struct Live: ParsableCommand {
     var prefetch: String = "on"
     @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
     var realtime = false
-    @Option(help: ArgumentHelp("Hold a CPU wake-up latency request of this many µs for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency and cyclictest): 0 keeps idle CPUs polling, so each cycle starts warm. Every row runs under it.", valueName: "µs"))
-    var cpuDMALatency: Int?
+    @Option(help: ArgumentHelp("A CPU wake-up latency request held for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency; cyclictest holds 0 by default too): 0 keeps idle CPUs polling, so each cycle starts warm; every row runs under it. none: no request (idle CPUs may halt between cycles: on a VM every cycle then starts cold). When the default cannot be held (no right to the device), the run goes on without it and says so.", valueName: "µs|none"))
+    var cpuDMALatency: String = "0"
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
     @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
@@ -92,8 +92,9 @@ struct Live: ParsableCommand {
         print("agraph-bench live: N sines → mixer → jack-out, dummy jackd at \(Self.sampleRate / 1000) kHz, "
               + "\(formatFixed(seconds, 0)) s per row after \(formatFixed(warmup, 1)) s warm-up")
         print("machine: \(machineDescription()); jackd \(jackdVersion())")
-        let latencyRequest = try holdCPULatency(cpuDMALatency)
+        let latencyRequest = try holdCPULatency(cpuDMALatency, explicit: cpuDMALatencyGiven)
         defer { latencyRequest?.release() }
+        let requestNote = latencyRequest.map { ", CPU wake-up latency \($0.microseconds) µs held" } ?? ", no CPU wake-up latency request"
         print("clock ticks: \(sysconf(Int32(_SC_CLK_TCK))) Hz (for /proc/PID/stat); schedstat: ns")
         print("")
 
@@ -255,7 +256,7 @@ struct Live: ParsableCommand {
                 let a = percentile(row.callback.sorted(), 50)
                 print("callback median, period \(period), \(n) source\(n == 1 ? "" : "s")\(pf ? "" : ", no prefetch") (\(toneChannels)-channel tones): "
                       + "\(formatFixed(a / 1000, 2)) µs, plain client \(formatFixed(p / 1000, 2)) µs: "
-                      + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met"))" : ""))
+                      + "\(formatFixed(a / p, 2))×" + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(a <= 1.5 * p ? "met" : "NOT met")\(requestNote))" : ""))
             } }
             if let later = laterRounds[period] {
                 // Every round's ratio, then their median.
@@ -278,7 +279,7 @@ struct Live: ParsableCommand {
                     print("  \(rounds) rounds, \(label), callback medians AudioGraph/plain per round: "
                           + parts.joined(separator: ", "))
                     print("  median of the rounds' ratios, period \(period), \(label): \(formatFixed(m, 2))×"
-                          + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(m <= 1.5 ? "met" : "NOT met"))" : ""))
+                          + (n == 8 && period == 128 && pf ? " (aim ≤ 1.5×: \(m <= 1.5 ? "met" : "NOT met")\(requestNote))" : ""))
                 } }
             }
             for row in rows where row.name.hasPrefix(graphRowPrefix) && !row.callback.isEmpty {
