@@ -246,17 +246,34 @@ final class NSMLiveTests: LiveTestCase {
             saveSession(nsm, cli, expectClean: true)
             heard(-18, "session A at -6 dB")
 
+            let beforeSwitch = rec.framesRecorded
             openSession(nsm, cli, instance: instanceB, clientID: "agraph.nB")
             XCTAssertEqual(try Self.parameter(instanceB + ".json", node: "g", "gain") as? Double, 0, "B made from the original")
             let clients = try jackClients(server)
             XCTAssertTrue(clients.contains("agraph.nB"), "\(clients)")
             XCTAssertFalse(clients.contains("agraph.nA"), "\(clients)")
             heard(-12, "session B, through the client renamed B, still connected")
+            // The rename's silence: the longest run of zero samples from
+            // before the switch to now (a 1 kHz sine at -12/-18 dBFS has
+            // no two zero samples in a row).
+            let gap = Self.longestSilence(rec.samples(0, beforeSwitch..<rec.framesRecorded))
+            print("NSM switch A → B (client renamed): \(gap) frames of silence (\(String(format: "%.1f", Double(gap) / 48)) ms)")
+            XCTAssertGreaterThan(gap, 0, "the client closed and reopened: its ports were gone for a while")
+            XCTAssertLessThan(gap, Int(LiveTiming.seconds(0.5) * 48000), "the reopened client is back within half a second")
 
             openSession(nsm, cli, instance: instanceA, clientID: "agraph.nA")
             XCTAssertTrue(try jackClients(server).contains("agraph.nA"))
             heard(-18, "back in session A: its saved gain")
         }
+    }
+
+    /// The longest run of exactly zero samples in `x`.
+    static func longestSilence(_ x: [Float]) -> Int {
+        var longest = 0, run = 0
+        for v in x {
+            if v == 0 { run += 1; longest = max(longest, run) } else { run = 0 }
+        }
+        return longest
     }
 
     /// An invalid session file: `/error "/nsm/client/open" -9 TEXT` with the
