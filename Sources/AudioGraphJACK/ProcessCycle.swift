@@ -165,8 +165,10 @@ final class ProcessCycle: @unchecked Sendable {
         }
         if measure {
             let took = MonotonicClock.nanoseconds() &- start
+            var probed: UInt64 = 0
+            if let probe { probed = probe() }
             _ = cycleTimes.push(CycleSample(nanoseconds: UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))),
-                                            probe: probe?() ?? 0))
+                                            probe: probed))
         }
     }
 
