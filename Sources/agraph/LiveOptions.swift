@@ -72,6 +72,9 @@ struct LiveOptions: ParsableArguments {
             : "\(Int(live.graph.sampleRate)) Hz (the server's rate: the graph gives no \"sampleRate\")"
         printError("agraph: running '\(graph.name)' at \(rate) on \(where_) as client '\(live.client.name)'; ports: "
                    + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
+        if let l = cpuDMALatency {
+            printError("agraph: holding a CPU wake-up latency request of \(l) µs (\(CPULatencyRequest.devicePath)) while the graph plays")
+        }
         let following = live.transportFollowers
         if !following.isEmpty {
             printError("agraph: following the JACK transport: " + following.joined(separator: ", ")

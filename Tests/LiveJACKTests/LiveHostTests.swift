@@ -177,6 +177,17 @@ final class LiveHostTests: LiveTestCase {
         XCTAssertEqual(Self.recentLevel(rec), -12, accuracy: 0.2)
         live.stop()
         XCTAssertEqual(CPULatencyRequest.current(), before, "withdrawn when the graph stops")
+
+        // The same through `agraph run --cpu-dma-latency`: said at the start,
+        // in force while it plays, withdrawn when it quits.
+        let graph = try writeGraph(Self.toneGraph(channels: 1, connect: nil))
+        let cli = try startAgraphRun(graph, server: server, ["--quiet", "--cpu-dma-latency", "0"])
+        defer { cli.kill() }
+        XCTAssertNotNil(cli.waitForStderr("agraph: holding a CPU wake-up latency request of 0 µs (\(device))", timeout: 5), cli.stderr)
+        XCTAssertEqual(CPULatencyRequest.current(), 0, cli.stderr)
+        cli.send("quit")
+        assertExitsCleanly(cli)
+        XCTAssertEqual(CPULatencyRequest.current(), before, "withdrawn when agraph quits")
     }
 
     func testARateMismatchNamesTheServersRate() throws {
