@@ -549,17 +549,13 @@ func readText(_ path: String) -> String? {
     return String(decoding: out, as: UTF8.self)
 }
 
-/// Whether `--cpu-dma-latency` is on the command line (the default is
-/// held when it can be, an explicit value or fails the run).
-var cpuDMALatencyGiven: Bool {
-    CommandLine.arguments.contains { $0 == "--cpu-dma-latency" || $0.hasPrefix("--cpu-dma-latency=") }
-}
-
 /// `--cpu-dma-latency µs|none`: a CPU wake-up latency request held for the
 /// whole run, so every live row (AudioGraph's and the clients it is
-/// compared with) runs under it; prints the line saying which.
-/// [main-thread]
-func holdCPULatency(_ value: String, explicit: Bool) throws -> CPULatencyRequest? {
+/// compared with) runs under it; prints the line saying which. nil (not
+/// given): 0 when the device allows, else none, said; a given value that
+/// cannot be held fails the run. [main-thread]
+func holdCPULatency(_ option: String?) throws -> CPULatencyRequest? {
+    let value = option ?? "0", explicit = option != nil
     if value == "none" {
         print("CPU wake-up latency: no request (--cpu-dma-latency none: idle CPUs may halt between cycles)")
         return nil

@@ -57,8 +57,8 @@ struct LV2Bench: ParsableCommand {
     @Option(help: "Rounds of the in-process and offline rows (each row keeps its best round).") var rounds: Int = 5
     @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
     var realtime = false
-    @Option(help: ArgumentHelp("A CPU wake-up latency request held for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency; cyclictest holds 0 by default too): 0 keeps idle CPUs polling, so each cycle starts warm; every row runs under it. none: no request (idle CPUs may halt between cycles: on a VM every cycle then starts cold). When the default cannot be held (no right to the device), the run goes on without it and says so.", valueName: "µs|none"))
-    var cpuDMALatency: String = "0"
+    @Option(help: ArgumentHelp("A CPU wake-up latency request held for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency; cyclictest holds 0 by default too): 0 keeps idle CPUs polling, so each cycle starts warm; every row runs under it. none: no request (idle CPUs may halt between cycles: on a VM every cycle then starts cold). Default 0; when the default cannot be held (no right to the device), the run goes on without it and says so.", valueName: "µs|none"))
+    var cpuDMALatency: String?
     @Flag(help: "Skip the live (JACK) rows.") var noLive = false
     @Flag(help: "Skip ecasound even when installed.") var noExternal = false
 
@@ -110,7 +110,7 @@ struct LV2Bench: ParsableCommand {
                   + p.values.map { "\($0.symbol)=\(formatG($0.value))" }.joined(separator: " "))
         }
         print("machine: \(machineDescription())")
-        let latencyRequest = try holdCPULatency(cpuDMALatency, explicit: cpuDMALatencyGiven)
+        let latencyRequest = try holdCPULatency(cpuDMALatency)
         defer { latencyRequest?.release() }
         if let ecasound { print("ecasound: \(ecasound) (" + Self.ecasoundOps(descriptions).joined(separator: " ") + ")") }
         print("")

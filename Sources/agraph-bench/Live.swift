@@ -45,8 +45,8 @@ struct Live: ParsableCommand {
     var prefetch: String = "on"
     @Flag(help: "Run the dummy jackd realtime (-R -P 70: SCHED_FIFO process threads, as in a studio) instead of --no-realtime; needs the right to SCHED_FIFO.")
     var realtime = false
-    @Option(help: ArgumentHelp("A CPU wake-up latency request held for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency; cyclictest holds 0 by default too): 0 keeps idle CPUs polling, so each cycle starts warm; every row runs under it. none: no request (idle CPUs may halt between cycles: on a VM every cycle then starts cold). When the default cannot be held (no right to the device), the run goes on without it and says so.", valueName: "µs|none"))
-    var cpuDMALatency: String = "0"
+    @Option(help: ArgumentHelp("A CPU wake-up latency request held for the whole run (/dev/cpu_dma_latency, as agraph run --cpu-dma-latency; cyclictest holds 0 by default too): 0 keeps idle CPUs polling, so each cycle starts warm; every row runs under it. none: no request (idle CPUs may halt between cycles: on a VM every cycle then starts cold). Default 0; when the default cannot be held (no right to the device), the run goes on without it and says so.", valueName: "µs|none"))
+    var cpuDMALatency: String?
     @Flag(help: "Skip ecasound and GStreamer even when installed.") var noExternal = false
     @Flag(help: "Skip the jackd-alone baseline row.") var noBaseline = false
     @Flag(help: "Add the chain row: 44.1 kHz 5.1 file → resample → downmix → limiter → meter → jack-out.") var chain = false
@@ -92,7 +92,7 @@ struct Live: ParsableCommand {
         print("agraph-bench live: N sines → mixer → jack-out, dummy jackd at \(Self.sampleRate / 1000) kHz, "
               + "\(formatFixed(seconds, 0)) s per row after \(formatFixed(warmup, 1)) s warm-up")
         print("machine: \(machineDescription()); jackd \(jackdVersion())")
-        let latencyRequest = try holdCPULatency(cpuDMALatency, explicit: cpuDMALatencyGiven)
+        let latencyRequest = try holdCPULatency(cpuDMALatency)
         defer { latencyRequest?.release() }
         let requestNote = latencyRequest.map { ", CPU wake-up latency \($0.microseconds) µs held" } ?? ", no CPU wake-up latency request"
         print("clock ticks: \(sysconf(Int32(_SC_CLK_TCK))) Hz (for /proc/PID/stat); schedstat: ns")
