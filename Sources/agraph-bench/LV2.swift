@@ -305,10 +305,9 @@ struct LV2Bench: ParsableCommand {
                                      load: { client.client.cpuLoad }, xruns: { client.xruns.load(ordering: .relaxed) })
             if !(client.peak > 0.01) { row.note += (row.note.isEmpty ? "" : "; ") + "output peak \(client.peak)?" }
             client.close()
-            row.runsPerCycle = client.pairsSeen.map { UInt32($0.probe) }
-            row.hostPerCycle = client.pairsSeen.map { $0.nanoseconds &- min(UInt32($0.probe), $0.nanoseconds) }
+            row.runsPerCycle = client.pairsSeen.map { UInt32(truncatingIfNeeded: min($0.probe, UInt64(UInt32.max))) }
+            row.hostPerCycle = zip(client.pairsSeen, row.runsPerCycle).map { $0.nanoseconds &- min($1, $0.nanoseconds) }
             results.liveRaw = row
-            results.liveRawRuns = LV2Timing(client.runTimesSeen)
         } catch {
             results.liveRaw = LiveRow(name: "plugins' run in a plain JACK client", note: "FAILED: \(error)")
         }
@@ -572,7 +571,6 @@ struct LV2BenchResults {
     var ecasoundChain: Double?
     var ecasoundPass: Double?
     var liveRaw: LiveRow?
-    var liveRawRuns: LV2Timing?
     var liveAgraph: LiveRow?
     var liveAgraphTone: LiveRow?
     var liveEcasound: LiveRow?
@@ -846,11 +844,8 @@ final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
     private let chain: RawLV2Chain
     private let signal: LV2BenchSignal
     private var offset = 0
-    private let runTimes = SPSCRing<UInt32>(minimumCapacity: 1 << 16)
-    /// Run times drained by `takeCycleTimes` (for the table).
-    private(set) var runTimesSeen: [UInt64] = []
     /// Each cycle's callback time with its run calls' (`probe`), paired in
-    /// one record.
+    /// one record; drained into `pairsSeen` by `takeCycleTimes`.
     private let pairs = SPSCRing<CycleSample>(minimumCapacity: 1 << 16)
     private(set) var pairsSeen: [CycleSample] = []
     private var measuring = false
@@ -883,17 +878,15 @@ final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
         var i = 0
         while i < n { m = max(m, abs(l[i]), abs(r[i])); i += 1 }
         let took = finishCycle(start: start, peak: m)
-        let run = UInt32(truncatingIfNeeded: min(t1 &- t0, UInt64(UInt32.max)))
-        _ = runTimes.push(run)
-        _ = pairs.push(CycleSample(nanoseconds: took, probe: UInt64(run)))
+        _ = pairs.push(CycleSample(nanoseconds: took, probe: t1 &- t0))
     }
 
-    /// Callback times since the last call; the run times of the same cycles
-    /// are kept in `runTimesSeen` (cleared by the first call: the warm-up). [control-thread]
+    /// Callback times since the last call; the same cycles with their run
+    /// times are kept in `pairsSeen` (cleared by the first call: the
+    /// warm-up). [control-thread]
     override func takeCycleTimes() -> [UInt32] {
         let out = super.takeCycleTimes()
-        if !measuring { measuring = true; _ = takeRunTimes(); _ = takePairs(); runTimesSeen = []; pairsSeen = []; return out }
-        runTimesSeen += takeRunTimes()
+        if !measuring { measuring = true; _ = takePairs(); pairsSeen = []; return out }
         pairsSeen += takePairs()
         return out
     }
@@ -902,14 +895,6 @@ final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
         var out: [CycleSample] = []
         var v = CycleSample(nanoseconds: 0, probe: 0)
         while pairs.pop(into: &v) { out.append(v) }
-        return out
-    }
-
-    /// [control-thread]
-    func takeRunTimes() -> [UInt64] {
-        var out: [UInt64] = []
-        var v: UInt32 = 0
-        while runTimes.pop(into: &v) { out.append(UInt64(v)) }
         return out
     }
 }
