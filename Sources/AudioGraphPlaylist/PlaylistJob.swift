@@ -111,8 +111,13 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             seeks.done(request.sequence)
             return true
         }
-        if nextRequests.exchange(0, ordering: .acquiring) > 0 {
+        // The requests stay counted until the skip is done: the offline
+        // driver (`isReady`) must not render a block from the ring the
+        // skip is about to flush.
+        let asked = nextRequests.load(ordering: .acquiring)
+        if asked > 0 {
             skip()
+            nextRequests.subtract(asked, ordering: .releasing)
             return true
         }
         guard !ended else { return false }
