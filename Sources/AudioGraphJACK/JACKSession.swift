@@ -27,7 +27,11 @@ final class JACKSession: @unchecked Sendable {
     var compiled: CompiledGraph
     var engine: Engine { compiled.engine }
     let cycle: ProcessCycle
-    let latency = LatencyPublisher()
+    /// The client's side of the cycle (its ports, by slot). [owner-thread]
+    private(set) var side: ClientSide?
+    /// What the client's latency callback reads (each client has its own:
+    /// a rename has two for a moment).
+    private(set) var latency = LatencyPublisher()
     /// JACK's transport as the following sources see it; nil until a
     /// source follows it (the first may come with a reload). [owner-thread]
     private(set) var transport: JACKTransport?
@@ -237,35 +241,14 @@ final class JACKSession: @unchecked Sendable {
     /// installs the callbacks, fills the rings, tells the nodes their route,
     /// activates and connects. [owner-thread]
     private func attach(_ client: JACKClient) throws {
-        var registered: [OpaquePointer?] = []
-        for p in binder.ports {
-            if p.removed {
-                registered.append(nil)
-                continue
-            }
-            let port = try client.registerPort(p.name, isInput: p.isInput)
-            registered.append(port)
-            client.setProperty(port, key: RunningGraph.prettyNameKey, value: p.prettyName)
-            client.setProperty(port, key: RunningGraph.layoutKey, value: p.layout.rawValue)
-        }
+        let registered = try register(on: client)
         jackPorts = registered
-        cycle.bind(ports: registered, client: client.handle)
+        let side = ClientSide(cycle: cycle, client: client.handle, ports: registered)
+        self.side = side
+        cycle.bindOutputs()
+        latency = LatencyPublisher()
         latency.publish(LatencyPlan(engine: engine, binder: binder, ports: registered))
-        let context = Unmanaged.passUnretained(cycle).toOpaque()
-        let h = client.handle
-        jack_set_thread_init_callback(h, threadInitCallback, context)
-        jack_set_process_callback(h, processCallback, context)
-        jack_set_buffer_size_callback(h, bufferSizeCallback, context)
-        jack_set_xrun_callback(h, xrunCallback, context)
-        jack_on_info_shutdown(h, shutdownCallback, context)
-        jack_set_port_connect_callback(h, portConnectCallback, context)
-        jack_set_port_registration_callback(h, portRegistrationCallback, context)
-        jack_set_latency_callback(h, latencyCallback, Unmanaged.passUnretained(latency).toOpaque())
-        if let transport, !followers.isEmpty {
-            // A slow-sync client: a starting transport waits until the
-            // followers are at its frame.
-            jack_set_sync_callback(h, transportSyncCallback, Unmanaged.passUnretained(transport).toOpaque())
-        }
+        install(on: client, side: side, latency: latency)
         cycle.bufferSize.store(client.bufferSize, ordering: .relaxed)
         seenSize = client.bufferSize
         // The route the connections will give, known before anything is
@@ -286,6 +269,45 @@ final class JACKSession: @unchecked Sendable {
         seenRegistrations = cycle.registrationEpoch.load(ordering: .relaxed)
         lastConnections = currentConnections()
         updateRoute(connectionsBySlot())
+    }
+
+    /// Registers the binder's ports on `client`, with their metadata; nil
+    /// for a slot a reload gave up. [owner-thread]
+    private func register(on client: JACKClient) throws -> [OpaquePointer?] {
+        var registered: [OpaquePointer?] = []
+        for p in binder.ports {
+            if p.removed {
+                registered.append(nil)
+                continue
+            }
+            let port = try client.registerPort(p.name, isInput: p.isInput)
+            registered.append(port)
+            client.setProperty(port, key: RunningGraph.prettyNameKey, value: p.prettyName)
+            client.setProperty(port, key: RunningGraph.layoutKey, value: p.layout.rawValue)
+        }
+        return registered
+    }
+
+    /// Installs JACK's callbacks on `client` (not active yet): the process
+    /// and thread-init callbacks get its side, the latency callback its
+    /// publisher, the others the cycle. [owner-thread]
+    private func install(on client: JACKClient, side: ClientSide, latency: LatencyPublisher) {
+        let context = Unmanaged.passUnretained(cycle).toOpaque()
+        let sideContext = Unmanaged.passUnretained(side).toOpaque()
+        let h = client.handle
+        jack_set_thread_init_callback(h, threadInitCallback, sideContext)
+        jack_set_process_callback(h, processCallback, sideContext)
+        jack_set_buffer_size_callback(h, bufferSizeCallback, context)
+        jack_set_xrun_callback(h, xrunCallback, context)
+        jack_on_info_shutdown(h, shutdownCallback, context)
+        jack_set_port_connect_callback(h, portConnectCallback, context)
+        jack_set_port_registration_callback(h, portRegistrationCallback, context)
+        jack_set_latency_callback(h, latencyCallback, Unmanaged.passUnretained(latency).toOpaque())
+        if let transport, !followers.isEmpty {
+            // A slow-sync client: a starting transport waits until the
+            // followers are at its frame.
+            jack_set_sync_callback(h, transportSyncCallback, Unmanaged.passUnretained(transport).toOpaque())
+        }
     }
 
     /// For each port slot with `connect` patterns: the ports it will be
@@ -541,47 +563,72 @@ final class JACKSession: @unchecked Sendable {
         try attach(c)
     }
 
-    /// Reopens the client as `name` (an NSM session switch gives a new
-    /// client id): a reload under way finishes first; then the client is
-    /// closed and opened again under the new name, its ports registered
-    /// again and their connections made again, the graph going on where it
-    /// was (the audio stops for the time this takes). When the new client
-    /// cannot be opened, the old name is opened again and the error thrown.
-    /// [owner-thread]
+    /// Moves the graph to a client named `name` (an NSM session switch
+    /// gives a new client id), make before break: a reload under way
+    /// finishes first; the new client is opened beside the old one, its
+    /// ports registered and connected where the old ones are, and
+    /// activated silent; the old client hands the cycle over between two
+    /// cycles (`ClientSide`), so the graph goes on where it was with no
+    /// frame lost or doubled; then the old client is closed. When the new
+    /// client cannot be set up, it is closed, the old one plays on
+    /// untouched and the error is thrown. [owner-thread]
     func rename(to name: String) throws {
-        guard !stopped, name != client.name else { return }
+        guard !stopped, name != client.name, let oldSide = side else { return }
         let deadline = Date().addingTimeInterval(5)
         while reloading != nil && Date() < deadline {
             finishReloadIfDone()
             if reloading != nil { usleep(5_000) }
         }
         guard reloading == nil else { throw JACKError("the reload's crossfade did not finish; the client keeps its name") }
-        remember(currentConnections())
-        let oldName = client.name
-        client.deactivate()
-        for case let port? in jackPorts {
-            client.removeProperties(port)
-        }
-        client.close()
-        engine.worker.stop()
-        func open(_ n: String) throws {
-            let c = try JACKClient(name: n, server: options.serverName)
-            do { try adopt(c) } catch {
-                c.close()
-                throw error
-            }
-        }
+        let old = client, oldName = client.name, oldPorts = jackPorts
+        let connections = currentConnections()
+        let c = try JACKClient(name: name, server: options.serverName)
+        let incoming: ClientSide, publisher = LatencyPublisher()
+        let registered: [OpaquePointer?]
         do {
-            try open(name)
-            renamed = name
-        } catch {
-            do { try open(oldName) } catch {
-                // No client at all now: as if the server had gone (the run
-                // loop says so; `--reconnect` waits for one).
-                cycle.noteShutdown(nil)
+            guard c.bufferSize == old.bufferSize, c.sampleRate == old.sampleRate else {
+                throw JACKError("the new client runs at \(c.bufferSize) frames and \(Int(c.sampleRate)) Hz, the old one at \(old.bufferSize) and \(Int(old.sampleRate))")
             }
+            registered = try register(on: c)
+            incoming = ClientSide(cycle: cycle, client: c.handle, ports: registered, incoming: true)
+            publisher.publish(LatencyPlan(engine: engine, binder: binder, ports: registered))
+            install(on: c, side: incoming, latency: publisher)
+            try c.activate()
+            // Where the old ports are connected (our own ports by their new name).
+            for (slot, port) in binder.ports.enumerated() where registered.indices.contains(slot) && registered[slot] != nil {
+                let ours = "\(c.name):\(port.name)"
+                for other in (connections[port.name] ?? []).sorted() {
+                    let o = other.hasPrefix(oldName + ":") ? c.name + other.dropFirst(oldName.count) : other
+                    if port.isInput { try c.connect(o, ours) } else { try c.connect(ours, o) }
+                }
+            }
+        } catch {
+            c.deactivate()
+            c.close()
             throw error
         }
+        // The handover: the old client renders one more cycle, the new one
+        // every cycle after it. A server that runs no cycle for two seconds
+        // gets the new client anyway, once the old one is deactivated.
+        oldSide.handOver(to: incoming)
+        let handedBy = Date().addingTimeInterval(2)
+        while !incoming.hasTakenOver && Date() < handedBy && !cycle.serverGone.load(ordering: .acquiring) {
+            usleep(1_000)
+        }
+        old.deactivate()
+        incoming.renderEveryCycle()
+        for case let port? in oldPorts { old.removeProperties(port) }
+        old.close()
+        client = c
+        side = incoming
+        latency = publisher
+        jackPorts = registered
+        renamed = name
+        lastConnections = currentConnections()
+        seenConnections = cycle.connectionEpoch.load(ordering: .relaxed)
+        seenRegistrations = cycle.registrationEpoch.load(ordering: .relaxed)
+        updateRoute(connectionsBySlot())
+        jack_recompute_total_latencies(c.handle)
     }
 
     /// Stops cleanly: deactivates, writes and closes file sinks, removes

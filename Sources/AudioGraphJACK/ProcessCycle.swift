@@ -29,8 +29,6 @@ final class ProcessCycle: @unchecked Sendable {
     @exclusivity(unchecked) private var fading: ReloadSwap?
     let binder: JACKPortBinder
     let maxFrames: Int
-    private var ports: UnsafeMutablePointer<OpaquePointer?>
-    private var portCount = 0
     private var outputSlots: UnsafeMutablePointer<Int>
     private var outputCount = 0
     let paused = Atomic<Bool>(false)
@@ -48,8 +46,6 @@ final class ProcessCycle: @unchecked Sendable {
     @exclusivity(unchecked) private var endSignalled = false
     /// `Options.threadInit`.
     let threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
-    /// The client whose process thread this is. [set before activation]
-    var clientHandle: OpaquePointer?
     /// JACK's transport, when sources follow it. [set before activation;
     /// then audio-thread: a reload's swap replaces it]
     @exclusivity(unchecked) var transport: JACKTransport? {
@@ -84,24 +80,19 @@ final class ProcessCycle: @unchecked Sendable {
         self.measure = measure
         self.probe = probe
         self.prefetch = prefetch
-        ports = .allocate(capacity: JACKPortBinder.capacity)
-        ports.initialize(repeating: nil, count: JACKPortBinder.capacity)
         outputSlots = .allocate(capacity: JACKPortBinder.capacity)
         outputSlots.initialize(repeating: 0, count: JACKPortBinder.capacity)
         reasonBuffer.initialize(repeating: 0, count: 256)
     }
 
     deinit {
-        ports.deallocate()
         outputSlots.deallocate()
         reasonBuffer.deallocate()
     }
 
-    /// [owner-thread, while the client is not active]
-    func bind(ports registered: [OpaquePointer?], client: OpaquePointer) {
-        clientHandle = client
-        for (i, p) in registered.enumerated() { ports[i] = p }
-        portCount = registered.count
+    /// Takes the output slots from the binder's ports. [owner-thread, while
+    /// no client is active, or while the one that is does not render]
+    func bindOutputs() {
         outputCount = 0
         for (i, p) in binder.ports.enumerated() where !p.isInput && !p.removed {
             outputSlots[outputCount] = i
@@ -111,9 +102,15 @@ final class ProcessCycle: @unchecked Sendable {
 
     var shutdownReason: String { String(cString: reasonBuffer) }
 
-    /// One JACK cycle. [audio-thread]
+    /// One JACK cycle, called by `side`'s client. [audio-thread]
     @inline(__always)
-    func run(_ frames: UInt32) {
+    func run(_ frames: UInt32, side: ClientSide) {
+        // A rename hands the cycle from one client to the other: only one
+        // of them renders each cycle (`ClientSide`).
+        if side.isHandingOver && !side.renders(frames: frames) {
+            silence(side, frames: frames)
+            return
+        }
         let start = measure ? MonotonicClock.nanoseconds() : 0
         // First: the engine's state comes back from memory while libjack
         // finds the port buffers.
@@ -121,11 +118,12 @@ final class ProcessCycle: @unchecked Sendable {
         let n = Int(frames)
         if let raw = pendingSwap.exchange(nil, ordering: .acquiring) {
             let t0 = measure ? MonotonicClock.nanoseconds() : 0
-            take(Unmanaged<ReloadSwap>.fromOpaque(raw).takeUnretainedValue())
+            take(Unmanaged<ReloadSwap>.fromOpaque(raw).takeUnretainedValue(), side: side)
             if measure { swapNanoseconds.store(MonotonicClock.nanoseconds() &- t0, ordering: .relaxed) }
         }
+        let ports = side.ports
         var i = 0
-        while i < portCount {
+        while i < side.portCount {
             if let port = ports[i] {
                 binder.buffers[i] = jack_port_get_buffer(port, frames)?.assumingMemoryBound(to: Float.self)
             } else {
@@ -135,10 +133,10 @@ final class ProcessCycle: @unchecked Sendable {
         }
         // Borrowed, not retained (no release call at the end of the cycle).
         let transportRef = self.transportRef
-        if let transportRef, let client = clientHandle { transportRef._withUnsafeGuaranteedRef { $0.observe(client) } }
+        if let transportRef { transportRef._withUnsafeGuaranteedRef { $0.observe(side.handle) } }
         if let f = fading, n > maxFrames || paused.load(ordering: .relaxed) {
             // Nothing to crossfade in silence: the swap is done at once.
-            finish(f)
+            finish(f, side: side)
         }
         if n > maxFrames || paused.load(ordering: .relaxed) {
             if n > maxFrames { oversizedCycles.add(1, ordering: .relaxed) }
@@ -151,7 +149,7 @@ final class ProcessCycle: @unchecked Sendable {
         } else if let f = fading {
             var held = false
             if let transportRef { held = transportRef._withUnsafeGuaranteedRef { !$0.advance(frames: frames) } }
-            if f.render(frames: n, binder: binder, transportHeld: held) { finish(f) }
+            if f.render(frames: n, binder: binder, transportHeld: held) { finish(f, side: side) }
         } else {
             engineRef._withUnsafeGuaranteedRef { engine in
                 if let transportRef { engine.transportHeld = transportRef._withUnsafeGuaranteedRef { !$0.advance(frames: frames) } }
@@ -170,19 +168,35 @@ final class ProcessCycle: @unchecked Sendable {
             _ = cycleTimes.push(CycleSample(nanoseconds: UInt32(truncatingIfNeeded: min(took, UInt64(UInt32.max))),
                                             probe: probed))
         }
+        // A rename waits for this client to give the cycle up: the next
+        // cycle is the other client's.
+        if side.isHandingOver { side.rendered(frames: frames) }
+    }
+
+    /// Silence on `side`'s outputs: the other client renders this cycle.
+    /// Touches nothing the rendering client uses (it may run at the same
+    /// time on another core). [audio-thread]
+    private func silence(_ side: ClientSide, frames: UInt32) {
+        var i = 0
+        while i < outputCount {
+            if let port = side.ports[outputSlots[i]], let b = jack_port_get_buffer(port, frames) {
+                Kernels.fill(b.assumingMemoryBound(to: Float.self), count: Int(frames), value: 0)
+            }
+            i += 1
+        }
     }
 
     /// Takes a reload's swap at the start of a cycle: the new engine and
     /// port table from now on, the old engine's retired nodes rendered in
     /// the crossfade. No allocation: everything was made by the owner
     /// thread. [audio-thread]
-    private func take(_ s: ReloadSwap) {
+    private func take(_ s: ReloadSwap, side: ClientSide) {
         var k = 0
         while k < s.newPortCount {
-            if k >= portCount { ports[k] = s.newPorts[k] }
+            if k >= side.portCount { side.ports[k] = s.newPorts[k] }
             k += 1
         }
-        portCount = s.newPortCount
+        side.portCount = s.newPortCount
         k = 0
         while k < s.outputCount {
             outputSlots[k] = s.outputSlots[k]
@@ -203,11 +217,11 @@ final class ProcessCycle: @unchecked Sendable {
     /// Ends a swap's crossfade: the ports it gave up are no longer fetched;
     /// the owner thread may release the old engine and unregister them.
     /// [audio-thread]
-    private func finish(_ s: ReloadSwap) {
+    private func finish(_ s: ReloadSwap, side: ClientSide) {
         var k = 0
         while k < s.removedCount {
             let slot = s.removedSlots[k]
-            ports[slot] = nil
+            side.ports[slot] = nil
             binder.buffers[slot] = nil
             k += 1
         }
@@ -242,23 +256,28 @@ private func cycle(_ arg: UnsafeMutableRawPointer?) -> ProcessCycle? {
     arg.map { Unmanaged<ProcessCycle>.fromOpaque($0).takeUnretainedValue() }
 }
 
-/// [audio-thread]
+/// [audio-thread] Its argument is the client's `ClientSide`.
 let processCallback: JackProcessCallback = { frames, arg in
-    // Borrowed, not retained: the session keeps the cycle alive while the
-    // client is active.
-    if let arg { Unmanaged<ProcessCycle>.fromOpaque(arg)._withUnsafeGuaranteedRef { $0.run(frames) } }
+    // Borrowed, not retained: the session keeps the side (and the side its
+    // cycle) alive while the client is active.
+    if let arg {
+        Unmanaged<ClientSide>.fromOpaque(arg)._withUnsafeGuaranteedRef { side in
+            side.cycleRef._withUnsafeGuaranteedRef { $0.run(frames, side: side) }
+        }
+    }
     return 0
 }
 
 /// [every thread libjack starts for the client: JACK2 calls the thread-init
-/// callback on its notification threads too] On the process thread only:
-/// marks it as the audio thread (`ThreadRole`), then runs
-/// `Options.threadInit`.
+/// callback on its notification threads too] Its argument is the client's
+/// `ClientSide`. On the process thread only: marks it as the audio thread
+/// (`ThreadRole`), then runs `Options.threadInit`.
 let threadInitCallback: JackThreadInitCallback = { arg in
-    guard let c = cycle(arg), let handle = c.clientHandle,
-          pthread_equal(pthread_self(), jack_client_thread_id(handle)) != 0 else { return }
+    guard let arg else { return }
+    let side = Unmanaged<ClientSide>.fromOpaque(arg).takeUnretainedValue()
+    guard pthread_equal(pthread_self(), jack_client_thread_id(side.handle)) != 0 else { return }
     ThreadRole.mark(.audio)
-    c.threadInit?(nil)
+    side.cycleRef.takeUnretainedValue().threadInit?(nil)
 }
 
 /// [a JACK thread] Buffers were sized for `maxFrames`: only note the size.

@@ -353,10 +353,12 @@ public final class RunningGraph: @unchecked Sendable {
         return owner.sync { [session] in session.reconnect(timeout: timeout, cancelled: cancelled) }
     }
 
-    /// Reopens the JACK client under `name` (an NSM session switch): the
-    /// ports come back with their connections, the graph goes on where it
-    /// was; the audio stops for the time this takes. On failure the old
-    /// name is opened again and the error thrown. [main-thread]
+    /// Moves the graph to a JACK client named `name` (an NSM session
+    /// switch), make before break: the new client's ports are connected
+    /// where the old ones are, the cycle is handed from the old client to
+    /// the new one between two cycles (no frame lost or doubled), then the
+    /// old client closes. On failure the old client plays on untouched and
+    /// the error is thrown. [main-thread]
     public func rename(to name: String) throws {
         guard !stopped.load(ordering: .acquiring) else { return }
         try owner.sync { [session] in try session.rename(to: name) }

@@ -193,8 +193,9 @@ final class NSMSession {
     /// `:switch:`, a second open while running: the new session's graph
     /// (its file made from the original the first time, as at the first
     /// open) replaces the running one by a hot reload, and the JACK client
-    /// is reopened under the new client id when it changed (its ports keep
-    /// their connections; the audio stops for the time that takes). The
+    /// moves to a client named by the new client id when it changed (make
+    /// before break: its ports keep their connections, no frame is lost or
+    /// doubled; `RunningGraph.rename`). The
     /// old session is not saved here: a server that wants it saved asks
     /// first. A new session file that does not validate, or a client that
     /// cannot be renamed: `/error`, and the old session plays on (a failed

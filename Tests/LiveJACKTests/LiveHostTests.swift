@@ -97,6 +97,84 @@ final class LiveHostTests: LiveTestCase {
         assertExitsCleanly(cli)
     }
 
+    // MARK: rename (make before break)
+
+    /// The largest residual of a sine's three-term recurrence,
+    /// x[n+1] + x[n-1] = 2 cos(ω) x[n], over `x`: about 1e-6 for the test
+    /// tone, and a hundred times more at a frame lost, doubled, silenced or
+    /// rendered twice over itself (5 kHz: ω is large enough that no phase
+    /// of the sine hides a slip).
+    static func largestSineResidual(_ x: [Float], frequency: Double) -> Double {
+        let k = 2 * cos(2 * Double.pi * frequency / Self.rate)
+        var largest = 0.0
+        for n in 1..<max(x.count - 1, 1) {
+            largest = max(largest, abs(Double(x[n + 1]) + Double(x[n - 1]) - k * Double(x[n])))
+        }
+        return largest
+    }
+
+    /// `rename(to:)` opens the new client beside the old one, connects it
+    /// where the old one is and hands the cycle over between two cycles:
+    /// the recording of a 5 kHz sine across the rename is one unbroken
+    /// sine (no frame lost, doubled, silenced or summed twice), the
+    /// recorder is connected to the new client, the old one is gone, and
+    /// the process threads (both clients') allocate nothing.
+    func testARenameHandsTheCycleToTheNewClientWithNoFrameLostOrDoubled() throws {
+        try retryingOnXruns { isLast in
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 10)
+            defer { rec.close() }
+            let live = try startGraph(Self.toneGraph(frequency: 5000, channels: 1, gain: true), server: server.name) { options in
+                options.threadInit = { _ in MallocCounter.beginThread() }
+            }
+            defer { live.stop() }
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.3))
+            MallocCounter.reset()
+            let before = rec.framesRecorded
+            try live.rename(to: "agraph-renamed")
+            XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + 24_000, timeout: LiveTiming.seconds(10)))
+            let mallocs = MallocCounter.total
+            try checkNoXruns(rec, live, isLast: isLast)
+            let x = rec.samples(0, (before - 4_800)..<rec.framesRecorded)
+            let residual = Self.largestSineResidual(x, frequency: 5000)
+            print("rename: largest sine residual across it \(residual) over \(x.count) frames")
+            XCTAssertLessThan(residual, 1e-3, "one unbroken sine across the rename")
+            XCTAssertEqual(SignalAnalysis.sineLevelDBFS(Array(x.suffix(4_800))), -12, accuracy: 0.1, "one client's level, not two")
+            let lsp = try server.tool("jack_lsp", ["-c"])
+            XCTAssertTrue(lsp.stdout.contains("agraph-renamed:out_1\n   agraph-rec:in_1"), lsp.stdout)
+            XCTAssertFalse(lsp.stdout.contains("agraph-live:"), lsp.stdout)
+            if MallocCounter.isAvailable { XCTAssertEqual(mallocs, 0, "allocations on the process threads across the rename") }
+            // The new client runs the graph as the old one did.
+            try live.set("g.gain", -6)
+            XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + 9_600, timeout: LiveTiming.seconds(10)))
+            XCTAssertEqual(Self.recentLevel(rec), -18, accuracy: 0.1)
+        }
+    }
+
+    /// A rename whose new client cannot be opened (a name longer than JACK
+    /// allows) throws with JACK's reason, and the old client plays on
+    /// untouched: its connections kept, the sine unbroken.
+    func testARenameThatCannotOpenTheNewClientLeavesTheOldOnePlaying() throws {
+        try retryingOnXruns { isLast in
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let rec = try JACKRecorder(server: server.name, channels: 1, seconds: 10)
+            defer { rec.close() }
+            let live = try startGraph(Self.toneGraph(frequency: 5000, channels: 1), server: server.name)
+            defer { live.stop() }
+            XCTAssertTrue(waitForSignal(rec, seconds: 0.3))
+            let before = rec.framesRecorded
+            XCTAssertThrowsError(try live.rename(to: String(repeating: "n", count: 300)))
+            XCTAssertTrue(rec.waitForFrames(rec.framesRecorded + 9_600, timeout: LiveTiming.seconds(10)))
+            try checkNoXruns(rec, live, isLast: isLast)
+            let x = rec.samples(0, (before - 4_800)..<rec.framesRecorded)
+            XCTAssertLessThan(Self.largestSineResidual(x, frequency: 5000), 1e-3, "the old client played on")
+            let lsp = try server.tool("jack_lsp", ["-c"])
+            XCTAssertTrue(lsp.stdout.contains("agraph-live:out_1\n   agraph-rec:in_1"), lsp.stdout)
+        }
+    }
+
     // MARK: latency
 
     /// jack-in → gain → mixer ← file → jack-out: the file's ring is
