@@ -252,8 +252,11 @@ public struct CycleSample: Sendable, Equatable, BitwiseCopyable {
 
 // MARK: C callbacks (they never return non-zero: JACK would stop calling)
 
+/// No closure (`Optional.map`) here: its generic metadata would be made the
+/// first time two of JACK's threads call in, racing in the Swift runtime.
 private func cycle(_ arg: UnsafeMutableRawPointer?) -> ProcessCycle? {
-    arg.map { Unmanaged<ProcessCycle>.fromOpaque($0).takeUnretainedValue() }
+    guard let arg else { return nil }
+    return Unmanaged<ProcessCycle>.fromOpaque(arg).takeUnretainedValue()
 }
 
 /// [audio-thread] Its argument is the client's `ClientSide`.
