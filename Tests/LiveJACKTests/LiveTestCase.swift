@@ -149,7 +149,12 @@ class LiveTestCase: XCTestCase {
 
     /// Asserts that `cli` exits within `timeout` s, with status 0.
     func assertExitsCleanly(_ cli: CLIProcess, timeout: Double = 15, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertTrue(cli.waitForExit(timeout: timeout), cli.stderr, file: file, line: line)
+        guard cli.waitForExit(timeout: timeout) else {
+            // Where it hangs, for the log: every thread's stack (gdb, when
+            // the machine has it), then it is killed by the test's cleanup.
+            XCTFail("agraph did not exit: \(cli.stderr)\nits threads:\n\(cli.threadStacks())", file: file, line: line)
+            return
+        }
         XCTAssertEqual(cli.status, 0, cli.stderr, file: file, line: line)
     }
 
@@ -475,6 +480,20 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     var status: Int32 { process.terminationStatus }
+
+    /// Every thread's stack of the running process, by `gdb -batch` (a
+    /// diagnostic for a process that does not exit), or why not.
+    func threadStacks() -> String {
+        let gdb = "/usr/bin/gdb"
+        guard FileManager.default.isExecutableFile(atPath: gdb) else { return "(no \(gdb) on this machine)" }
+        guard process.isRunning else { return "(it has exited since)" }
+        do {
+            let r = try runTool(gdb, ["-p", "\(process.pid)", "-batch", "-ex", "thread apply all bt"], timeout: 120)
+            return r.stdout + r.stderr
+        } catch {
+            return "(gdb: \(error))"
+        }
+    }
 
     /// SIGKILL if it still runs; closes stdin and waits for the threads.
     func kill() {
