@@ -315,14 +315,16 @@ public final class HRTFSet: @unchecked Sendable {
         guard sampleRate != fileSampleRate, !wholeSetStarted.exchange(true, ordering: .relaxed) else { return }
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            // The lowest priority (Linux nice values are per thread): the
-            // audio and the worker threads come first.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-            Unmanaged<HRTFSet>.fromOpaque(raw).takeRetainedValue().resampleWholeSet()
-            return nil
-        }, box.toOpaque())
+        let rc = ThreadSignals.blockedInNewThreads {
+            pthread_create(&thread, nil, { raw in
+                guard let raw else { return nil }
+                // The lowest priority (Linux nice values are per thread): the
+                // audio and the worker threads come first.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+                Unmanaged<HRTFSet>.fromOpaque(raw).takeRetainedValue().resampleWholeSet()
+                return nil
+            }, box.toOpaque())
+        }
         if rc == 0 {
             pthread_detach(thread)
         } else {

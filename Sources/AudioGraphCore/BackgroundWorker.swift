@@ -66,12 +66,14 @@ public final class BackgroundWorker: @unchecked Sendable {
         for k in wakeups.indices {
             let box = Unmanaged.passRetained(ThreadStart(worker: self, index: k))
             var t = pthread_t()
-            let rc = pthread_create(&t, nil, { raw in
-                guard let raw else { return nil }
-                let start = Unmanaged<ThreadStart>.fromOpaque(raw).takeRetainedValue()
-                start.worker.loop(start.index)
-                return nil
-            }, box.toOpaque())
+            let rc = ThreadSignals.blockedInNewThreads {
+                pthread_create(&t, nil, { raw in
+                    guard let raw else { return nil }
+                    let start = Unmanaged<ThreadStart>.fromOpaque(raw).takeRetainedValue()
+                    start.worker.loop(start.index)
+                    return nil
+                }, box.toOpaque())
+            }
             if rc == 0 {
                 threads.append(t)
             } else {

@@ -50,12 +50,16 @@ final class OwnerThread: @unchecked Sendable {
         guard thread == nil else { return }
         let box = Unmanaged.passRetained(self)
         var t = pthread_t()
-        let rc = pthread_create(&t, nil, { raw in
-            guard let raw else { return nil }
-            let owner = Unmanaged<OwnerThread>.fromOpaque(raw).takeRetainedValue()
-            owner.loop()
-            return nil
-        }, box.toOpaque())
+        // Signals stay on the main thread; the JACK threads this one's
+        // client starts inherit the mask.
+        let rc = ThreadSignals.blockedInNewThreads {
+            pthread_create(&t, nil, { raw in
+                guard let raw else { return nil }
+                let owner = Unmanaged<OwnerThread>.fromOpaque(raw).takeRetainedValue()
+                owner.loop()
+                return nil
+            }, box.toOpaque())
+        }
         guard rc == 0 else {
             box.release()
             throw JACKError("cannot start the thread that \(purpose) (error \(rc))")

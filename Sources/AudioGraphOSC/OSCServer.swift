@@ -111,12 +111,14 @@ public final class OSCServer: @unchecked Sendable {
         let service = OSCService(control: control, reload: reload, socket: socket)
         let box = Unmanaged.passRetained(Loop(service: service, socket: socket, wake: wake.read, flag: flag))
         var t = pthread_t()
-        let rc = pthread_create(&t, nil, { raw in
-            guard let raw else { return nil }
-            let loop = Unmanaged<Loop>.fromOpaque(raw).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box.toOpaque())
+        let rc = ThreadSignals.blockedInNewThreads {
+            pthread_create(&t, nil, { raw in
+                guard let raw else { return nil }
+                let loop = Unmanaged<Loop>.fromOpaque(raw).takeRetainedValue()
+                loop.run()
+                return nil
+            }, box.toOpaque())
+        }
         guard rc == 0 else {
             box.release()
             throw OSCError("cannot start the OSC thread (error \(rc))")

@@ -270,11 +270,13 @@ final class LoudnessWorker: @unchecked Sendable {
     func start() {
         let box = Unmanaged.passRetained(self)
         var t = pthread_t()
-        let rc = pthread_create(&t, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<LoudnessWorker>.fromOpaque(raw).takeRetainedValue().loop()
-            return nil
-        }, box.toOpaque())
+        let rc = ThreadSignals.blockedInNewThreads {
+            pthread_create(&t, nil, { raw in
+                guard let raw else { return nil }
+                Unmanaged<LoudnessWorker>.fromOpaque(raw).takeRetainedValue().loop()
+                return nil
+            }, box.toOpaque())
+        }
         if rc == 0 { thread = t } else { box.release() }
     }
 

@@ -97,6 +97,44 @@ final class LiveHostTests: LiveTestCase {
         assertExitsCleanly(cli)
     }
 
+    // MARK: signals
+
+    /// The signals JACK's process thread blocks (a bit per signal), as its
+    /// thread-init callback found them; -1 before.
+    static let processThreadSignals = Atomic<Int>(-1)
+
+    /// Signals stay on the main thread: JACK's process thread (started by
+    /// libjack from the owner thread) blocks SIGINT, SIGTERM and SIGHUP, so
+    /// no handler ever runs on the audio thread; and `agraph run` still
+    /// takes SIGHUP (a reload) and SIGTERM (a clean stop) on its main thread.
+    func testSignalsAreBlockedOnTheAudioThreadAndStillReachAgraph() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        Self.processThreadSignals.store(-1, ordering: .relaxed)
+        let live = try startGraph(Self.toneGraph(channels: 1, connect: nil), server: server.name) { options in
+            options.threadInit = { _ in
+                let bits = ThreadSignals.blockedHere.reduce(0) { $0 | (1 << Int($1)) }
+                LiveHostTests.processThreadSignals.store(bits, ordering: .releasing)
+            }
+        }
+        XCTAssertTrue(waitUntil(timeout: 5) { Self.processThreadSignals.load(ordering: .acquiring) >= 0 })
+        live.stop()
+        XCTAssertEqual(Self.processThreadSignals.load(ordering: .acquiring), (1 << Int(SIGINT)) | (1 << Int(SIGTERM)) | (1 << Int(SIGHUP)),
+                       "SIGINT, SIGTERM and SIGHUP blocked on the process thread")
+
+        let graph = try writeGraph(Self.toneGraph(channels: 1, connect: nil))
+        let cli = try startAgraphRun(graph, server: server, ["--quiet"])
+        defer { cli.kill() }
+        XCTAssertNotNil(cli.waitForStderr("running 'tone'", timeout: 10), cli.stderr)
+        for _ in 0..<3 {
+            cli.process.send(SIGHUP)
+            usleep(300_000)
+        }
+        XCTAssertNotNil(cli.waitForStderr("reload", timeout: 10), "SIGHUP reached the main thread: \(cli.stderr)")
+        cli.process.send(SIGTERM)
+        assertExitsCleanly(cli)
+    }
+
     // MARK: rename (make before break)
 
     /// The largest residual of a sine's three-term recurrence,
