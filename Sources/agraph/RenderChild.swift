@@ -48,12 +48,16 @@ final class RenderChild {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // The parent ignores SIGPIPE; a render should not inherit that.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        // The parent ignores SIGPIPE; a render should not inherit that, nor
+        // a signal mask of the spawning thread (`ThreadSignals`).
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
 
         let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }

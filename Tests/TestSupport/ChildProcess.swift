@@ -82,14 +82,21 @@ public final class ChildProcess: @unchecked Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // Its own process group, and SIGPIPE as a shell would give it (the
-        // tests ignore it, to write safely to a child that has exited).
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
+        // Its own process group, SIGPIPE as a shell would give it (the
+        // tests ignore it, to write safely to a child that has exited), and
+        // no signal blocked: a child inherits the mask of the thread that
+        // spawns it, and libjack, when its last client closes, blocks on
+        // that thread what the thread that opened its first client blocked
+        // (AudioGraph's owner thread blocks SIGINT, SIGTERM and SIGHUP).
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         posix_spawnattr_setpgroup(&attributes, 0)
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
 
         let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let argv = arguments.map { strdup($0) } + [nil]
