@@ -9,6 +9,12 @@ import Glibc
 /// owner thread that opens the client. A signal then never runs a handler
 /// on the audio thread or interrupts a JACK thread; the kernel gives it to
 /// the main thread, the one thread that does not block it.
+///
+/// Keep libjack off the main thread: when its last client closes, JACK2's
+/// library globals "restore" the mask they saved when the first client
+/// opened with `SIG_BLOCK`, on the closing thread, so a main thread that
+/// closed it would block these signals from then on (and so would any
+/// process it spawns without resetting the mask).
 public enum ThreadSignals {
     /// The signals blocked outside the main thread.
     public static let handledOnTheMainThread: [Int32] = [SIGINT, SIGTERM, SIGHUP]
