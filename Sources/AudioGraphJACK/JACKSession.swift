@@ -29,8 +29,8 @@ final class JACKSession: @unchecked Sendable {
     let cycle: ProcessCycle
     /// The client's side of the cycle (its ports, by slot). [owner-thread]
     private(set) var side: ClientSide?
-    /// What the client's latency callback reads (each client has its own:
-    /// a rename has two for a moment).
+    /// What the client's latency callback reads (a rename gives the new
+    /// client its own: for a moment there are two).
     private(set) var latency = LatencyPublisher()
     /// JACK's transport as the following sources see it; nil until a
     /// source follows it (the first may come with a reload). [owner-thread]
@@ -246,7 +246,6 @@ final class JACKSession: @unchecked Sendable {
         let side = ClientSide(cycle: cycle, client: client.handle, ports: registered)
         self.side = side
         cycle.bindOutputs()
-        latency = LatencyPublisher()
         latency.publish(LatencyPlan(engine: engine, binder: binder, ports: registered))
         install(on: client, side: side, latency: latency)
         cycle.bufferSize.store(client.bufferSize, ordering: .relaxed)
@@ -265,6 +264,13 @@ final class JACKSession: @unchecked Sendable {
         try client.activate()
         try connect(planned)
         restoreWanted()
+        connectionsSettled()
+    }
+
+    /// The client's connections as they are now are the ones seen: no
+    /// events for them at the next tick; the route follows them.
+    /// [owner-thread]
+    private func connectionsSettled() {
         seenConnections = cycle.connectionEpoch.load(ordering: .relaxed)
         seenRegistrations = cycle.registrationEpoch.load(ordering: .relaxed)
         lastConnections = currentConnections()
@@ -624,10 +630,7 @@ final class JACKSession: @unchecked Sendable {
         latency = publisher
         jackPorts = registered
         renamed = name
-        lastConnections = currentConnections()
-        seenConnections = cycle.connectionEpoch.load(ordering: .relaxed)
-        seenRegistrations = cycle.registrationEpoch.load(ordering: .relaxed)
-        updateRoute(connectionsBySlot())
+        connectionsSettled()
         jack_recompute_total_latencies(c.handle)
     }
 
