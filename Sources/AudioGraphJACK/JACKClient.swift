@@ -40,7 +40,7 @@ public final class JACKClient: @unchecked Sendable {
         guard socketAnswers(server ?? defaultServerName) else { return false }
         var status = jack_status_t(rawValue: 0)
         guard let h = agraph_jack_client_open("agraph-probe", server, &status) else { return false }
-        jack_client_close(h)
+        agraph_jack_client_close(h)
         return true
     }
 
@@ -158,7 +158,7 @@ public final class JACKClient: @unchecked Sendable {
     public func close() {
         guard !closed else { return }
         closed = true
-        jack_client_close(handle)
+        agraph_jack_client_close(handle)
     }
 }
 

@@ -198,7 +198,7 @@ public final class TestJACKServer: @unchecked Sendable {
         guard socketAnswers(server) else { return false }
         var status = jack_status_t(rawValue: 0)
         guard let h = agraph_jack_client_open("agraph-test-probe", server, &status) else { return false }
-        jack_client_close(h)
+        agraph_jack_client_close(h)
         return true
     }
 
@@ -430,7 +430,7 @@ public final class JACKRecorder: @unchecked Sendable {
         state = RecorderState(channels: channels, capacity: Int(seconds * sampleRate))
         for c in 0..<channels {
             guard let port = jack_port_register(h, "in_\(c + 1)", JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsInput.rawValue), 0) else {
-                jack_client_close(h)
+                agraph_jack_client_close(h)
                 throw JACKTestError("cannot register \(self.name):in_\(c + 1)")
             }
             state.ports[c] = port
@@ -440,7 +440,7 @@ public final class JACKRecorder: @unchecked Sendable {
         jack_set_process_callback(h, recorderProcess, context)
         jack_set_xrun_callback(h, recorderXrun, context)
         guard jack_activate(h) == 0 else {
-            jack_client_close(h)
+            agraph_jack_client_close(h)
             throw JACKTestError("cannot activate \(self.name)")
         }
     }
@@ -526,13 +526,13 @@ public final class JACKRecorder: @unchecked Sendable {
         guard !closed else { return }
         closed = true
         jack_deactivate(client)
-        jack_client_close(client)
+        agraph_jack_client_close(client)
     }
 
     /// Closes without deactivating, for a server that is gone.
     public func abandon() {
         guard !closed else { return }
         closed = true
-        jack_client_close(client)
+        agraph_jack_client_close(client)
     }
 }

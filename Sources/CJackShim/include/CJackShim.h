@@ -14,6 +14,9 @@ extern "C" {
 jack_client_t *agraph_jack_client_open(const char *client_name, const char *server_name,
                                        jack_status_t *status);
 
+/* jack_client_close, keeping the calling thread's signal mask (shim.c). */
+int agraph_jack_client_close(jack_client_t *client);
+
 #ifdef __cplusplus
 }
 #endif
