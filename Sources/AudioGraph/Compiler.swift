@@ -98,10 +98,13 @@ public final class CompiledGraph: @unchecked Sendable {
     /// or the name of one of a choice parameter's options (its index).
     /// [control threads]
     public func number(_ address: String, word: String) throws(ParameterError) -> Double {
+        if word.utf8.contains(0) {
+            throw ParameterError(description: "the value for \(address) has a NUL byte in it: give a number, true/false or an option's name")
+        }
         switch word.lowercased() {
         case "true", "on", "yes": return 1
         case "false", "off", "no": return 0
-        default: if let v = Double(word) { return v }
+        default: if let v = ControlLine.number(word) { return v }
         }
         let (_, p) = try locate(address)
         if case .choice(let options) = p.type, let i = options.firstIndex(of: word) { return Double(i) }
@@ -129,8 +132,10 @@ public final class CompiledGraph: @unchecked Sendable {
         case .numberList(let l)? where e >= 0 && e < l.count: return l[e]
         case .booleanList(let l)? where e >= 0 && e < l.count: return l[e] ? 1 : 0
         default:
-            // Lists left out of the graph hold their defaults: 0 dB, not muted.
-            return 0
+            // What the node uses in its place (a filter's q 0.7071); lists
+            // left out of the graph hold their defaults: 0 dB, not muted.
+            return node.type.effectiveValue(parameter: name, element: e >= 0 ? e : nil, parameters: node.parameters,
+                                            sampleRate: engine.sampleRate) ?? 0
         }
     }
 }

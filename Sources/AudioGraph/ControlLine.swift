@@ -187,6 +187,11 @@ public enum ControlLine {
     /// by whitespace; leading and trailing whitespace (a CR included) is
     /// ignored.
     public static func parse(_ line: String) throws(ControlLineError) -> ControlCommand? {
+        // A NUL is no separator: "-3\0garbage" must not read as -3.
+        if let nul = line.utf8.firstIndex(of: 0) {
+            let column = line.utf8.distance(from: line.utf8.startIndex, to: nul) + 1
+            throw ControlLineError("the line has a NUL byte at column \(column); nothing was done")
+        }
         let words = line.split(whereSeparator: \.isWhitespace)
         guard let command = words.first else { return nil }
         let arguments = words.dropFirst()
@@ -235,7 +240,7 @@ public enum ControlLine {
 
     /// A position in seconds: a finite number ≥ 0.
     private static func seconds(_ word: Substring) throws(ControlLineError) -> Double {
-        guard let value = Double(word), !value.isNaN else {
+        guard let value = number(word), !value.isNaN else {
             throw ControlLineError("seek: '\(quoted(word))' is not a number of seconds: seek [NODE] SECONDS")
         }
         guard value.isFinite else {
@@ -245,6 +250,14 @@ public enum ControlLine {
             throw ControlLineError("seek: the position must not be negative (got \(quoted(word)) s)")
         }
         return value == 0 ? 0 : value  // -0 reads as 0
+    }
+
+    /// `word` as a number, or nil. Swift's `Double(_:)` reads its text as a
+    /// C string and stops at a NUL ("-3\0garbage" reads -3): a word with a
+    /// NUL in it is no number here. [any thread]
+    public static func number(_ word: some StringProtocol) -> Double? {
+        guard !word.utf8.contains(0) else { return nil }
+        return Double(word)
     }
 
     /// `text`, shortened with an ellipsis when longer than `quoteLimit`

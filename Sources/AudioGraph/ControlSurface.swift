@@ -264,13 +264,18 @@ public final class ControlSurface: @unchecked Sendable {
 
     /// The descriptor of the parameter an address names (checked only for
     /// existence; `CompiledGraph` checks liveness and ranges).
-    private func parameter(_ address: ParameterAddress) throws(ControlError) -> ParameterDescriptor {
+    /// `forSet`: the error suggests the live parameters only (readings
+    /// cannot be set); for `get`, parameters and readings.
+    private func parameter(_ address: ParameterAddress, forSet: Bool = false) throws(ControlError) -> ParameterDescriptor {
         guard let node = graph.node(address.node) else {
             throw ControlError("no node '\(address.node)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
         }
         guard let i = node.descriptor.parameterIndex(named: address.parameter) else {
-            let readings = (engine.node(address.node) as? MeasuringNode)?.readingNames.map(\.name) ?? []
-            throw ControlError("'\(address.node)' (\(node.descriptor.typeID)) has no parameter '\(address.parameter)'"
+            let live = node.descriptor.parameters.filter(\.live).map(\.name)
+            let readings = forSet ? [] : (engine.node(address.node) as? MeasuringNode)?.readingNames.map(\.name) ?? []
+            let hint = closestMatch(to: address.parameter, in: live + readings).map { "did you mean '\($0)'? " } ?? ""
+            throw ControlError("'\(address.node)' (\(node.descriptor.typeID)) has no parameter '\(address.parameter)'; \(hint)"
+                               + "its live parameters (set): \(live.isEmpty ? "none" : live.joined(separator: ", "))"
                                + (readings.isEmpty ? "" : "; its readings (get): \(readings.joined(separator: ", "))"))
         }
         return node.descriptor.parameters[i]
@@ -292,7 +297,7 @@ public final class ControlSurface: @unchecked Sendable {
     @discardableResult
     public func set(_ address: String, word: String) throws(ControlError) -> ParameterReading {
         let a = try ParameterAddress(parsing: address)
-        let p = try parameter(a)
+        let p = try parameter(a, forSet: true)
         let value: Double
         do { value = try compiled.number(a.description, word: word) } catch { throw ControlError(error.description) }
         return try set(a, value, descriptor: p)
@@ -302,7 +307,7 @@ public final class ControlSurface: @unchecked Sendable {
     @discardableResult
     public func set(_ address: String, _ value: Double) throws(ControlError) -> ParameterReading {
         let a = try ParameterAddress(parsing: address)
-        return try set(a, value, descriptor: try parameter(a))
+        return try set(a, value, descriptor: try parameter(a, forSet: true))
     }
 
     private func set(_ a: ParameterAddress, _ value: Double, descriptor p: ParameterDescriptor) throws(ControlError) -> ParameterReading {

@@ -185,6 +185,12 @@ public struct LV2PluginType: NodeType {
         return Self.rateProblem(control, value, sampleRate: sampleRate)
     }
 
+    /// `get` of a port in Hz the graph leaves out: the plugin's default at
+    /// the graph's rate, as the node sets it.
+    public func effectiveValue(parameter: String, element: Int?, parameters: NodeParameters, sampleRate: Double) -> Double? {
+        controls.first { $0.parameter.name == parameter }?.rateFractions?.defaultValue.map { $0 * sampleRate }
+    }
+
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
         for control in controls {
             guard let v = c.parameters.number(control.parameter.name),

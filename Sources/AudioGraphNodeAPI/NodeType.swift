@@ -183,6 +183,11 @@ public protocol NodeType: Sendable {
     /// nil. Default nil. [control-thread]
     func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
                           sampleRate: Double) -> String?
+
+    /// The value in effect of a parameter the graph leaves out and the
+    /// descriptor gives no default (a filter's `q`: 0.7071), as `get`
+    /// shows it; nil: 0 (false). Default nil. [control-thread]
+    func effectiveValue(parameter: String, element: Int?, parameters: NodeParameters, sampleRate: Double) -> Double?
 }
 
 extension NodeType {
@@ -191,6 +196,8 @@ extension NodeType {
     public func isReplayable(_ parameters: NodeParameters) -> Bool { true }
     public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
                                  sampleRate: Double) -> String? { nil }
+    public func effectiveValue(parameter: String, element: Int?, parameters: NodeParameters,
+                               sampleRate: Double) -> Double? { nil }
 }
 
 /// A node type whose parameters depend on the value of one of them (an

@@ -49,6 +49,7 @@ public final class OSCServer: @unchecked Sendable {
 
     private let socket: UDPSocket
     private var service: OSCService?
+    private let errorLog = OSCErrorLog()
     private var thread: pthread_t?
     private let flag = StopFlag()
     /// Written to wake the thread at once to stop.
@@ -108,7 +109,7 @@ public final class OSCServer: @unchecked Sendable {
     /// `/agraph/reload`. [main-thread]
     public func start(control: @escaping @Sendable () -> ControlSurface, reload: ReloadHandler?) throws(OSCError) {
         guard service == nil, !flag.stopping.load(ordering: .acquiring) else { return }
-        let service = OSCService(control: control, reload: reload, socket: socket)
+        let service = OSCService(control: control, reload: reload, socket: socket, errorLog: errorLog)
         let box = Unmanaged.passRetained(Loop(service: service, socket: socket, wake: wake.read, flag: flag))
         var t = pthread_t()
         let rc = ThreadSignals.blockedInNewThreads {
@@ -125,6 +126,14 @@ public final class OSCServer: @unchecked Sendable {
         }
         self.service = service
         thread = t
+    }
+
+    /// The errors sent to senders since the last call, one line each
+    /// (`OSC from 127.0.0.1:5000: /agraph/g/gain: …`), for the console to
+    /// show as its own errors; at most 5 a second, then a line counting
+    /// those not shown. Control characters are escaped. [any thread]
+    public func takeErrors() -> [String] {
+        errorLog.take(now: MonotonicClock.seconds())
     }
 
     /// Stops the thread and joins it; idempotent. Events up to the stop

@@ -78,11 +78,16 @@ final class OSCService {
     private var watch: EventWatch?
     private var nextEventPoll = 0.0
 
-    init(control: @escaping () -> ControlSurface, reload: OSCServer.ReloadHandler? = nil, socket: UDPSocket) {
+    /// Where refusals are kept for the host's console (nil: nowhere).
+    private let errorLog: OSCErrorLog?
+
+    init(control: @escaping () -> ControlSurface, reload: OSCServer.ReloadHandler? = nil, socket: UDPSocket,
+         errorLog: OSCErrorLog? = nil) {
         source = control
         self.control = control()
         reloader = reload
         self.socket = socket
+        self.errorLog = errorLog
     }
 
     convenience init(control: ControlSurface, socket: UDPSocket) {
@@ -195,7 +200,7 @@ final class OSCService {
             case .bool(let b):
                 return try control.set(address, b ? 1 : 0)
             case .string(let word), .symbol(let word):
-                if let v = Double(word), !v.isFinite { throw Refusal("\(address): '\(word)' is not a finite number") }
+                if let v = ControlLine.number(word), !v.isFinite { throw Refusal("\(address): '\(word)' is not a finite number") }
                 return try control.set(address, word: word)
             default:
                 guard let v = argument.number else {
@@ -484,6 +489,9 @@ final class OSCService {
     private func refuse(_ address: String, _ message: String, to target: SocketAddress) {
         let text = message.count > Limits.errorText ? String(message.prefix(Limits.errorText)) + "…" : message
         let quoted = address.count > 256 ? String(address.prefix(256)) + "…" : address
+        // Kept before the answer: whoever saw the answer finds it kept.
+        errorLog?.record(address: quoted, message: text, sender: target.hostAndPort.host + ":\(target.hostAndPort.port)",
+                         now: MonotonicClock.seconds())
         send(OSCMessage("/agraph/error", [.string(quoted), .string(text)]), to: target)
     }
 

@@ -64,9 +64,9 @@ public struct DelayType: NodeType {
         inputs: .single,
         parameters: [
             .init("samples", .integer, range: 0...(DelayType.maximumMs * 384), optional: true, unit: "frames", live: true,
-                  "The delay in frames (give this or ms). Live changes beyond maxMs are held at maxMs."),
+                  "The delay in frames (give this or ms). Live changes beyond maxMs are refused."),
             .init("ms", .number, range: 0...DelayType.maximumMs, optional: true, unit: "ms", live: true,
-                  "The delay in milliseconds, rounded to the nearest frame (give this or samples). Live changes beyond maxMs are held at maxMs."),
+                  "The delay in milliseconds, rounded to the nearest frame (give this or samples). Live changes beyond maxMs are refused."),
             .init("maxMs", .number, range: 0...DelayType.maximumMs, optional: true, unit: "ms",
                   "The longest delay live changes may reach; memory is set aside for it when the graph is built. Default: 1000 ms, or the delay given if longer."),
         ])
@@ -96,6 +96,39 @@ public struct DelayType: NodeType {
 
     static func frames(ms: Double, sampleRate: Double) -> Int {
         Int((ms * sampleRate / 1000).rounded())
+    }
+
+    /// The longest delay live changes may reach, in frames and in ms: maxMs,
+    /// else 1000 ms or the delay given if longer (as `makeNode` sets aside).
+    static func liveMaximum(_ p: NodeParameters, sampleRate: Double) -> (frames: Int, ms: Double) {
+        if let maxMs = p.number("maxMs") { return (frames(ms: maxMs, sampleRate: sampleRate), maxMs) }
+        let initialMs = p.integer("samples").map { Double($0) * 1000 / sampleRate } ?? p.number("ms") ?? 0
+        let ms = max(defaultMaxMs, initialMs)
+        let initial = p.integer("samples") ?? frames(ms: p.number("ms") ?? 0, sampleRate: sampleRate)
+        return (max(frames(ms: defaultMaxMs, sampleRate: sampleRate), initial), ms)
+    }
+
+    /// A live delay beyond the node's maximum (maxMs) is refused.
+    public func liveValueProblem(parameter: String, element: Int?, value: Double, parameters: NodeParameters,
+                                 sampleRate: Double) -> String? {
+        let limit = Self.liveMaximum(parameters, sampleRate: sampleRate)
+        let given = parameters.number("maxMs") != nil ? "maxMs" : "the longest this node was built for"
+        switch parameter {
+        case "ms" where value > limit.ms:
+            return "\(ParameterValue.number(value)) ms is more than \(given), \(ParameterValue.number(limit.ms)) ms (raise maxMs in the graph)"
+        case "samples" where value > Double(limit.frames):
+            return "\(ParameterValue.number(value)) frames is more than \(given), \(limit.frames) frames (raise maxMs in the graph)"
+        default: return nil
+        }
+    }
+
+    /// `get d.ms` of a delay given in samples (and the other way round).
+    public func effectiveValue(parameter: String, element: Int?, parameters: NodeParameters, sampleRate: Double) -> Double? {
+        switch parameter {
+        case "ms": parameters.integer("samples").map { Double($0) * 1000 / sampleRate }
+        case "samples": parameters.number("ms").map { Double(Self.frames(ms: $0, sampleRate: sampleRate)) }
+        default: nil
+        }
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
@@ -311,6 +344,16 @@ public struct FilterType: NodeType {
             }
         }
         return c.input
+    }
+
+    /// `get f.q` with no q in the graph: 0.7071, or the Q a shelf's slope
+    /// makes.
+    public func effectiveValue(parameter: String, element: Int?, parameters: NodeParameters, sampleRate: Double) -> Double? {
+        guard parameter == "q" else { return nil }
+        if let slope = parameters.number("slope"), let shape = parameters.string("type").flatMap(BiquadShape.init), shape.isShelf {
+            return BiquadCoefficients.shelfQ(slope: slope, gainDB: parameters.number("gain") ?? 0)
+        }
+        return Self.defaultQ
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {

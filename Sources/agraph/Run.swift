@@ -155,6 +155,7 @@ struct Run: ParsableCommand {
         loop: while true {
             console.pollCommands(timeout: 0.1)
             console.printPluginMessages()
+            if let osc { console.printOSCErrors(osc.takeErrors()) }
             console.printPlaylistEvents()
             nsm?.poll(live, reloader: reloader)
             if reloadRequested.exchange(false, ordering: .relaxed) {
@@ -307,6 +308,14 @@ final class Console {
         guard !messages.isEmpty else { return }
         clearLine()
         for line in messages { printError("agraph: \(line)") }
+    }
+
+    /// Errors answered to OSC senders, shown as the console's own are
+    /// (`OSCServer.takeErrors` rate-limits them).
+    func printOSCErrors(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        clearLine()
+        for line in lines { printError("error: \(line)") }
     }
 
     /// Playlist items that started, ended, were skipped or failed since
