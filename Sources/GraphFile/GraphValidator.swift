@@ -156,6 +156,11 @@ final class ValidationRun {
         var feeds: [Int: (source: Int, sourcePort: Int, link: JSONPointer)] = [:]
         /// Links leaving each output port.
         var consumers: [Int] = []
+        /// The parameter that counts its input (output) ports was wrong or
+        /// missing, an error already said so: its ports are not known, and
+        /// links to (from) it are not checked against them.
+        var inputsUnknown = false
+        var outputsUnknown = false
     }
 
     func validate() -> ValidatedGraph? {
@@ -277,7 +282,7 @@ final class ValidationRun {
         var resolved: [Int: (inputs: [StreamFormat?], outputs: [StreamFormat?])] = [:]
         for i in order {
             let node = nodes[i]
-            guard let type = node.type else { continue }
+            guard let type = node.type, !node.inputsUnknown, !node.outputsUnknown else { continue }
             let inputFormats: [StreamFormat?] = node.portNames.indices.map { port in
                 guard let feed = node.feeds[port], let ports = formats[feed.source], feed.sourcePort < ports.count,
                       let f = ports[feed.sourcePort] else { return nil }
@@ -438,7 +443,14 @@ final class ValidationRun {
             }
         }
         node.type = type
+        let errorsBefore = diagnostics.count
         node.parameters = parseParameters(object["params"], descriptor: type.descriptor, pointer: pointer.appending("params"), nodeID: id)
+        if diagnostics.count > errorsBefore {
+            // e.g. a mixer of 2,000 inputs: one error for "inputs", none per link.
+            func unknown(_ count: String?) -> Bool { count.map { node.parameters[$0] == nil } ?? false }
+            if case .numbered(let count) = type.descriptor.inputs { node.inputsUnknown = unknown(count) }
+            if case .numbered(let count) = type.descriptor.outputs { node.outputsUnknown = unknown(count) }
+        }
         node.written = Set(object["params"]?.object?.keys.map { $0 } ?? [])
         node.portNames = type.descriptor.inputPortNames(node.parameters)
         node.outputNames = type.descriptor.outputPortNames(node.parameters)
@@ -526,7 +538,7 @@ final class ValidationRun {
         }
         var fromPort = fromPortGiven ?? "out"
         var sourcePort: Int?
-        if let s = source, let type = nodes[s].type {
+        if let s = source, let type = nodes[s].type, !nodes[s].outputsUnknown {
             let outs = nodes[s].outputNames
             if !type.descriptor.hasOutput {
                 error(pointer.appending("from"), node: fromID, "'\(fromID)' (a \(type.descriptor.typeID) node) is a sink and has no output port")
@@ -553,7 +565,7 @@ final class ValidationRun {
         }
         var toPort = toPortGiven ?? "in"
         var portIndex: Int?
-        if let t = target, let type = nodes[t].type {
+        if let t = target, let type = nodes[t].type, !nodes[t].inputsUnknown {
             let ports = nodes[t].portNames
             if toPortGiven == nil, ports.count > 1 {
                 error(pointer.appending("to"), node: toID, "'\(toID)' has several inputs (\(ports.joined(separator: ", "))): name one, e.g. \"\(toID):\(ports[0])\"")
@@ -571,6 +583,13 @@ final class ValidationRun {
                 ok = false
             }
         }
+        // A link to or from a node of an unknown type, or whose ports are
+        // unknown, cannot be checked: that node's error says it all (no
+        // "not connected", no "has no input port" after it).
+        let unchecked = [source, target].contains { i in
+            i.map { nodes[$0].type == nil || nodes[$0].inputsUnknown || nodes[$0].outputsUnknown } ?? false
+        }
+        if unchecked { return nil }
         if let t = target, let s = source, let port = portIndex {
             if let existing = nodes[t].feeds[port] {
                 error(pointer.appending("to"), node: toID, "input '\(toID):\(toPort)' is fed twice: already by '\(nodes[existing.source].id)' at \(existing.link.display); to combine signals, use a mixer")

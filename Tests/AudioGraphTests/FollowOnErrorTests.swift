@@ -1,0 +1,65 @@
+import AudioGraph
+import Foundation
+import XCTest
+
+/// Issue 22, item 14: an error is reported once; what only follows from
+/// it (a link to a node whose ports are unknown, an input left unfed by
+/// that link) is not reported again.
+final class FollowOnErrorTests: XCTestCase {
+    func errors(_ json: String) -> [Diagnostic] {
+        switch GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "g.json", directory: "/tmp") {
+        case .success: XCTFail("should not validate"); return []
+        case .failure(let e): return e.errors
+        }
+    }
+
+    /// A mixer of 2,000 inputs (over the limit of 64): one error, at
+    /// "inputs", not one per link ("is a source and has no input port").
+    func testAMixerWithTooManyInputsIsOneError() throws {
+        let n = 2000
+        let nodes = (0..<n).map { #"{"id": "t\#($0)", "type": "test-tone"}"# }.joined(separator: ", ")
+        let links = (0..<n).map { #"{"from": "t\#($0)", "to": "mix:in\#($0)"}"# }.joined(separator: ", ")
+        let json = """
+            {"format": "agraph/1", "nodes": [\(nodes), {"id": "mix", "type": "mixer", "params": {"inputs": \(n)}},
+              {"id": "out", "type": "null"}],
+             "links": [\(links), {"from": "mix", "to": "out"}]}
+            """
+        let started = Date()
+        let found = errors(json)
+        XCTAssertEqual(found.count, 1, found.prefix(5).map(\.description).joined(separator: "\n"))
+        XCTAssertEqual(found.first?.pointer.display, "/nodes/\(n)/params/inputs")
+        XCTAssertEqual(found.first?.nodeID, "mix")
+        XCTAssertTrue(found.first?.message.contains("64") ?? false, found.first?.message ?? "")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+    }
+
+    /// A link to (or from) a node of an unknown type: only the type's error.
+    func testLinksOfANodeOfAnUnknownTypeAddNothing() throws {
+        let json = """
+            {"format": "agraph/1", "nodes": [
+              {"id": "t", "type": "test-tone"}, {"id": "fx", "type": "reverbb"}, {"id": "g", "type": "gain"},
+              {"id": "out", "type": "null"}],
+             "links": [{"from": "t", "to": "fx"}, {"from": "fx", "to": "g"}, {"from": "g", "to": "out"}]}
+            """
+        let found = errors(json)
+        XCTAssertEqual(found.count, 1, found.map(\.description).joined(separator: "\n"))
+        XCTAssertEqual(found.first?.pointer.display, "/nodes/1/type")
+        XCTAssertTrue(found.first?.message.contains("unknown node type \"reverbb\"") ?? false)
+        // A real link error beside it is still reported.
+        let typo = json.replacingOccurrences(of: #"{"from": "g", "to": "out"}"#, with: #"{"from": "g", "to": "out:inn"}"#)
+        XCTAssertEqual(errors(typo).count, 2, errors(typo).map(\.description).joined(separator: "\n"))
+    }
+
+    /// An input count of the wrong type is one error too.
+    func testAMixerWithAnInvalidInputCountIsOneError() throws {
+        let json = """
+            {"format": "agraph/1", "nodes": [
+              {"id": "a", "type": "test-tone"}, {"id": "b", "type": "test-tone"},
+              {"id": "mix", "type": "mixer", "params": {"inputs": "two"}}, {"id": "out", "type": "null"}],
+             "links": [{"from": "a", "to": "mix:in0"}, {"from": "b", "to": "mix:in1"}, {"from": "mix", "to": "out"}]}
+            """
+        let found = errors(json)
+        XCTAssertEqual(found.count, 1, found.map(\.description).joined(separator: "\n"))
+        XCTAssertEqual(found.first?.pointer.display, "/nodes/2/params/inputs")
+    }
+}
