@@ -18,7 +18,19 @@ public final class CompiledGraph: @unchecked Sendable {
         self.graph = graph
         self.engine = engine
         self.notices = notices
+        var index: [String: Int] = [:]
+        index.reserveCapacity(graph.nodes.count)
+        for (i, n) in graph.nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
+        nodeIndex = index
     }
+
+    /// Each node's index in `graph.nodes` by id: an address resolves
+    /// without walking the graph (a reload resolves one per change, and a
+    /// graph may have tens of thousands of nodes).
+    private let nodeIndex: [String: Int]
+
+    /// The graph's node named `id`. [any thread]
+    public func graphNode(_ id: String) -> ValidatedGraph.Node? { nodeIndex[id].map { graph.nodes[$0] } }
 
     /// A parameter address that did not resolve, or a value out of range.
     public struct ParameterError: Error, Sendable, CustomStringConvertible {
@@ -36,7 +48,7 @@ public final class CompiledGraph: @unchecked Sendable {
         if let r = p.range, !r.contains(value) {
             throw ParameterError(description: "\(value) is out of range for \(name): \(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(p.unit.map { " \($0)" } ?? "")")
         }
-        if let node = graph.nodes.first(where: { $0.id == engine.ids[Int(c.node)] }),
+        if let node = graphNode(engine.ids[Int(c.node)]),
            let problem = node.type.liveValueProblem(parameter: p.name, element: c.element >= 0 ? Int(c.element) : nil,
                                                     value: value, parameters: node.parameters, sampleRate: engine.sampleRate) {
             throw ParameterError(description: "\(address): \(problem)")
@@ -61,7 +73,7 @@ public final class CompiledGraph: @unchecked Sendable {
             element = i
             name = String(name[..<open])
         }
-        guard let index = engine.stepIndex(of: nodeID), let node = graph.node(nodeID) else {
+        guard let index = engine.stepIndex(of: nodeID), let node = graphNode(nodeID) else {
             throw ParameterError(description: "no node '\(nodeID)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
         }
         let d = node.descriptor
@@ -117,7 +129,7 @@ public final class CompiledGraph: @unchecked Sendable {
     public func value(_ address: String) throws(ParameterError) -> Double {
         let (c, _) = try locate(address)
         if let v = valuesLock.withLock({ $0[address] }) { return v }
-        let node = graph.nodes.first { $0.id == engine.ids[Int(c.node)] }
+        let node = graphNode(engine.ids[Int(c.node)])
         guard let node else { throw ParameterError(description: "no node for '\(address)'") }
         let name = node.descriptor.parameters[Int(c.parameter)].name
         let e = Int(c.element)

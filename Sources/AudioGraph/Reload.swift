@@ -108,18 +108,24 @@ public struct ReloadReport: Sendable, Equatable, CustomStringConvertible {
         self.secondsToSwap = secondsToSwap
     }
 
+    /// Names a list in a report shows before "… and N more".
+    public static let namesShown = 5
+
     /// "reload: 1 node added (eq), 1 replaced (rev), 2 parameters changed
-    /// (mix.gains, out.gain), 5 kept".
+    /// (mix.gains, out.gain), 5 kept"; a long list shows its first
+    /// `namesShown` names and how many more ("… and 9995 more").
     public var description: String {
         func part(_ list: [String], _ one: String, _ many: String) -> String? {
             guard !list.isEmpty else { return nil }
-            return "\(list.count) \(list.count == 1 ? one : many) (\(list.joined(separator: ", ")))"
+            let shown = list.count > Self.namesShown + 1 ? list.prefix(Self.namesShown) + ["… and \(list.count - Self.namesShown) more"] : list[...]
+            return "\(list.count) \(list.count == 1 ? one : many) (\(shown.joined(separator: ", ")))"
         }
         // Elements of one list parameter count once: mix.gains[0], mix.gains[1] → mix.gains.
         var params: [String] = []
+        var seen = Set<String>()
         for a in parametersChanged {
             let base = a.split(separator: "[").first.map(String.init) ?? a
-            if !params.contains(base) { params.append(base) }
+            if seen.insert(base).inserted { params.append(base) }
         }
         let parts = [part(added, "node added", "nodes added"), part(replaced, "replaced", "replaced"),
                      part(removed, "removed", "removed"), part(params, "parameter changed", "parameters changed")]

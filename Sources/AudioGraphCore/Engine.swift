@@ -61,6 +61,9 @@ public final class Engine: @unchecked Sendable {
     public let sampleRate: Double
     public let maxFrames: Int
     public let ids: [String]
+    /// Each step's index by id (the first step of an id), so that looking
+    /// a node up does not walk the schedule: hosts do it once per node.
+    private let indexByID: [String: Int]
     /// For each step, the steps feeding its inputs.
     public let inputIndices: [[Int]]
     /// For each step, the output port of each of those steps that feeds it.
@@ -155,6 +158,10 @@ public final class Engine: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
         ids = steps.map(\.id)
+        var byID: [String: Int] = [:]
+        byID.reserveCapacity(steps.count)
+        for (i, step) in steps.enumerated() where byID[step.id] == nil { byID[step.id] = i }
+        indexByID = byID
         inputIndices = steps.map(\.inputs)
         inputPortIndices = steps.map(\.inputPorts)
         // Every output port of every step gets its bus, in schedule and
@@ -189,6 +196,12 @@ public final class Engine: @unchecked Sendable {
         var latency: [Int] = []
         var changing: [Bool] = []
         let context = PrepareContext(sampleRate: sampleRate, maxFrames: maxFrames)
+        // The old engine's delay lines by the step they feed, looked up once
+        // per kept step.
+        var oldLines: [Int: [Int]] = [:]
+        if let old = reusing?.old {
+            for (k, j) in old.lineSteps.enumerated() { oldLines[j, default: []].append(k) }
+        }
         for (i, step) in steps.enumerated() {
             guard step.inputPorts.count == step.inputs.count else {
                 throw EngineError(nodeID: step.id, "\(step.inputs.count) inputs but \(step.inputPorts.count) source ports")
@@ -206,7 +219,8 @@ public final class Engine: @unchecked Sendable {
             let mayChange = step.inputs.contains { changing[$0] }
             if let j = kept[i], let old = reusing?.old {
                 // Prepared already, reading the buses and lines it was prepared with.
-                for (k, line) in old.delayLines.enumerated() where old.lineSteps[k] == j {
+                for k in oldLines[j] ?? [] {
+                    let line = old.delayLines[k]
                     lines.append(line)
                     lineSteps.append(i)
                     ins[line.port] = line.output
@@ -381,7 +395,7 @@ public final class Engine: @unchecked Sendable {
     public var isFinished: Bool { finished.load(ordering: .relaxed) }
 
     /// The index of the step named `id`. [any thread]
-    public func stepIndex(of id: String) -> Int? { ids.firstIndex(of: id) }
+    public func stepIndex(of id: String) -> Int? { indexByID[id] }
 
     /// The runtime node of step `id`, for control from outside the audio
     /// thread (seek, counters). The schedule never changes after `init`.

@@ -56,7 +56,8 @@ extension JACKSession {
 
         // A file-out made anew would write the same file as the one it
         // replaces while that one still finishes.
-        if let sink = new.nodes.first(where: { diff.replaced.contains($0.id) && $0.descriptor.typeID == "file-out" }) {
+        let replaced = Set(diff.replaced)
+        if let sink = new.nodes.first(where: { $0.descriptor.typeID == "file-out" && replaced.contains($0.id) }) {
             throw JACKError("reload: the file-out '\(sink.id)' would be made anew (it or a node feeding it changed) and write its file again; give it another id and path, or stop and run again")
         }
         let old = compiled
