@@ -88,14 +88,17 @@ public final class HRTFSet: @unchecked Sendable {
     /// `startResamplingWholeSet` was called. [any thread]
     private let wholeSetStarted = Atomic<Bool>(false)
 
-    /// Opens `path` for use at `sampleRate`. [main-thread or worker-thread]
-    /// - Throws: `HRTFSetError` with libmysofa's reason.
-    init(path: String, sampleRate: Double) throws(HRTFSetError) {
+    /// Opens `path` for use at `sampleRate`, outside the cache (`HRTFSets`
+    /// opens through it; the SOFA fuzz target calls it directly).
+    /// [main-thread or worker-thread]
+    /// - Throws: `HRTFSetError` with libmysofa's reason, or the limit of
+    ///   `HRTFLimits` the file passes.
+    public init(path: String, sampleRate: Double) throws(HRTFSetError) {
         self.path = path
         self.sampleRate = sampleRate
         if let problem = FileChecks.readableFileProblem(path) { throw HRTFSetError(path: path, reason: problem) }
-        guard sampleRate >= 8000 else {
-            throw HRTFSetError(path: path, reason: "libmysofa resamples HRTFs to rates of 8000 Hz or more; the graph runs at \(Int(sampleRate)) Hz")
+        guard sampleRate >= 8000, sampleRate.isFinite else {
+            throw HRTFSetError(path: path, reason: "libmysofa resamples HRTFs to rates of 8000 Hz or more; the graph runs at \(HRTFLimits.hertz(sampleRate))")
         }
         var err: Int32 = 0
         guard let loaded = mysofa_load(path, &err) else {
@@ -108,9 +111,16 @@ public final class HRTFSet: @unchecked Sendable {
         }
         let h = loaded.pointee
         guard h.R == 2, h.N > 0, h.M > 0, h.C == 3, h.DataSamplingRate.elements == 1, let rate = h.DataSamplingRate.values,
-              h.DataIR.elements == h.R * h.M * h.N, h.DataIR.values != nil else {
+              UInt64(h.DataIR.elements) == UInt64(h.R) * UInt64(h.M) * UInt64(h.N), h.DataIR.values != nil else {
             mysofa_free(loaded)
             throw HRTFSetError(path: path, reason: "libmysofa read it, but it is not one set of two-ear impulse responses at one rate (SimpleFreeFieldHRIR)")
+        }
+        // Read before anything can free the set: every message below names it.
+        let declaredRate = Double(rate[0])
+        if let problem = HRTFLimits.problem(fileRate: declaredRate, taps: Int(h.N), measurements: Int(h.M),
+                                            graphRate: sampleRate) {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: problem)
         }
         mysofa_tocartesian(loaded)
         guard loaded.pointee.SourcePosition.elements == h.C * h.M, let look = mysofa_lookup_init(loaded) else {
@@ -125,7 +135,7 @@ public final class HRTFSet: @unchecked Sendable {
         hrtf = loaded
         lookup = look
         neighborhood = near
-        fileSampleRate = Double(rate[0])
+        fileSampleRate = declaredRate
         fileLength = Int(h.N)
         measurements = Int(h.M)
         radius = look.pointee.radius_max
@@ -138,13 +148,15 @@ public final class HRTFSet: @unchecked Sendable {
         let front = Int(mysofa_lookup(look, &c))
         frontMeasurement = front
         var maxDelay = 0
-        let factor = Float(sampleRate) / rate[0]
+        let factor = sampleRate / declaredRate
         if let values = h.DataDelay.values {
-            for i in 0..<Int(h.DataDelay.elements) where values[i].isFinite {
-                maxDelay = max(maxDelay, Int((values[i] * factor).rounded()))
+            for i in 0..<Int(h.DataDelay.elements) {
+                // Clamped before it becomes an Int: a delay of 1e30 samples is finite too.
+                let d = (Double(values[i]) * factor).rounded()
+                if d.isFinite, d > 0 { maxDelay = max(maxDelay, Int(min(d, Double(HRTFLimits.maximumDelay)))) }
             }
         }
-        maximumDelay = min(maxDelay, 1 << 16)
+        maximumDelay = min(maxDelay, HRTFLimits.maximumDelay)
         guard front >= 0, front < measurements,
               let frontResponses = Self.resample(h.DataIR.values + front * 2 * fileLength, length: fileLength,
                                                  from: rate[0], to: Float(sampleRate)) else {
@@ -152,7 +164,7 @@ public final class HRTFSet: @unchecked Sendable {
             mysofa_lookup_free(look)
             mysofa_free(loaded)
             scratch.deallocate()
-            throw HRTFSetError(path: path, reason: "libmysofa could not resample it from \(rate[0]) Hz to \(Int(sampleRate)) Hz")
+            throw HRTFSetError(path: path, reason: "libmysofa could not resample it from \(HRTFLimits.hertz(declaredRate)) to \(HRTFLimits.hertz(sampleRate))")
         }
         filterLength = frontResponses.count / 2
         let energy = frontResponses.reduce(0.0) { $0 + Double($1) * Double($1) }
@@ -369,8 +381,8 @@ public final class HRTFSet: @unchecked Sendable {
     /// A delay in samples at the file's rate as whole samples at
     /// `sampleRate` (negative or unknown: 0). [any thread]
     private func wholeSamples(_ d: Float) -> Int {
-        let factor = Float(sampleRate) / Float(fileSampleRate)
-        return (d * factor).isFinite && d > 0 ? min(Int((d * factor).rounded()), maximumDelay) : 0
+        let samples = (Double(d) * sampleRate / fileSampleRate).rounded()
+        return samples.isFinite && samples > 0 ? Int(min(samples, Double(maximumDelay))) : 0
     }
 
     /// One direction's responses at `sampleRate`, as `filter` gives them.
