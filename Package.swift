@@ -434,6 +434,10 @@ for (name, folder, dependencies) in [
     ("fuzz-ac4", "ac4", ["AC4"]),
     ("fuzz-control-line", "control-line", ["AudioGraph"]),
     ("fuzz-osc", "osc", ["AudioGraphOSC"]),
+    ("fuzz-media", "media", ["AudioGraphMedia"]),
+    ("fuzz-sofa", "sofa", ["AudioGraphBinaural"]),
+    ("fuzz-playlist", "playlist", ["AudioGraph"]),
+    ("fuzz-reload-diff", "reload-diff", ["AudioGraph"]),
 ] as [(String, String, [Target.Dependency])] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/\(folder)"))
 }

@@ -1,5 +1,5 @@
 // The entry points of every fuzz target, in one file: each target's folder
-// (Fuzz/json, Fuzz/validator, Fuzz/ac4, Fuzz/control-line) holds a link to
+// (Fuzz/json, Fuzz/validator, Fuzz/ac4, …, Fuzz/reload-diff) holds a link to
 // it, FuzzEntry.swift -> ../FuzzEntry.swift, beside its own file, which
 // defines `Target` (a `FuzzTarget`). See Fuzz/README.md.
 //
