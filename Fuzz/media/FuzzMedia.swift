@@ -42,9 +42,9 @@ enum Target: FuzzTarget {
     }
 
     /// Small synthetic media for the seed corpus (`fuzz-media
-    /// --write-seeds FOLDER`): WAV (16-bit, float, 6 channels), AIFF, raw
-    /// AC-3-less ADTS headers and an Ogg page skeleton, each a few hundred
-    /// bytes; scripts/fuzz adds short files made by the ffmpeg CLI.
+    /// --write-seeds FOLDER`): WAVs (16-bit stereo, float mono, 24-bit
+    /// 5.1, one cut short), a few hundred bytes each; scripts/fuzz adds
+    /// short files of other containers made by the ffmpeg CLI.
     static var seeds: [String: [UInt8]] {
         [
             "pcm16-stereo.wav": wav(format: 1, channels: 2, bits: 16, frames: 64),
