@@ -119,6 +119,9 @@ public struct GraphStatus: Sendable, Equatable {
     public var underruns: Int
     /// Frames of media found damaged and concealed (`DamageCounting` nodes).
     public var damagedFrames: Int
+    /// Frames rendered that never reached their file: a `file-out`'s writer
+    /// fell behind and its ring was full (`DropCounting` nodes).
+    public var droppedFrames: Int
     /// The host's DSP load, percent.
     public var cpuLoad: Double
     public var bufferSize: Int
@@ -132,8 +135,9 @@ public struct GraphStatus: Sendable, Equatable {
 
     public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
                 bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = [],
-                damagedFrames: Int = 0, transport: TransportReading? = nil) {
+                damagedFrames: Int = 0, transport: TransportReading? = nil, droppedFrames: Int = 0) {
         self.transport = transport
+        self.droppedFrames = droppedFrames
         self.damagedFrames = damagedFrames
         self.seconds = seconds
         self.frames = frames
@@ -148,14 +152,15 @@ public struct GraphStatus: Sendable, Equatable {
         self.meters = meters
     }
 
-    /// One line: position, transport, peaks, meters, xruns, underruns, DSP
-    /// load, flags.
+    /// One line: position, transport, peaks, meters, xruns, underruns,
+    /// damaged and dropped frames (when any), DSP load, flags.
     public var text: String {
         let levels = (peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" } + meters.map(\.text))
             .joined(separator: "  ")
         return "\(formatFixed(seconds, 1)) s  " + (transport.map { $0.text + "  " } ?? "")
             + "\(levels)  xruns \(xruns)  underruns \(underruns)"
-            + (damagedFrames > 0 ? "  damaged \(damagedFrames)" : "") + "  DSP \(formatFixed(cpuLoad, 1)) %"
+            + (damagedFrames > 0 ? "  damaged \(damagedFrames)" : "")
+            + (droppedFrames > 0 ? "  dropped \(droppedFrames) frames" : "") + "  DSP \(formatFixed(cpuLoad, 1)) %"
             + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
     }
 }

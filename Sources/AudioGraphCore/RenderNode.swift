@@ -179,6 +179,14 @@ public protocol DamageCounting: AnyObject {
     var damagedFrames: Int { get }
 }
 
+/// A node that hands its input to a ring a background job drains (a
+/// `file-out`): frames that find the ring full, because the job fell
+/// behind, are dropped, and counted.
+public protocol DropCounting: AnyObject {
+    /// Frames dropped so far. [any thread]
+    var droppedFrames: Int { get }
+}
+
 /// A node fed from a ring that can run dry: it counts underruns.
 public protocol UnderrunCounting: AnyObject {
     /// Blocks in which the node found too little audio. [any thread]

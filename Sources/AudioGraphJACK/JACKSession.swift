@@ -74,6 +74,10 @@ final class JACKSession: @unchecked Sendable {
     private var underruns: [String: Int] = [:]
     /// Fed nodes whose underruns the monitor reports.
     var underrunNodes: [(String, any UnderrunCounting)]
+    /// Nodes whose dropped frames the monitor reports, and the totals
+    /// reported.
+    var dropNodes: [(String, any DropCounting)]
+    private var dropped: [String: Int] = [:]
     /// Peaks of the last few ticks, per output port (newest last).
     private var peakHistory: [[Float]] = []
     /// The metering window, in ticks (the owner thread ticks every 0.25 s
@@ -154,6 +158,8 @@ final class JACKSession: @unchecked Sendable {
                              threadInit: options.threadInit, wakeup: wakeup)
         let engine = compiled.engine
         underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
+        dropNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? DropCounting).map { (n.id, $0) } }
+        if let d = options.duration { cycle.lastFrame.store(Int((d * graph.sampleRate).rounded()), ordering: .relaxed) }
         followers = Self.transportFollowers(graph, engine, mode: options.transport)
         engine.setTransportFollowers(Set(followers.map(\.id)))
         setTargetFill(bufferSize: client.bufferSize)
@@ -471,6 +477,13 @@ final class JACKSession: @unchecked Sendable {
             if u != underruns[id, default: 0] {
                 underruns[id] = u
                 continuation.yield(.underrun(node: id, total: u))
+            }
+        }
+        for (id, node) in dropNodes {
+            let d = node.droppedFrames
+            if d != dropped[id, default: 0] {
+                dropped[id] = d
+                continuation.yield(.dropped(node: id, total: d))
             }
         }
         let registrations = cycle.registrationEpoch.load(ordering: .relaxed)

@@ -32,6 +32,12 @@ final class ProcessCycle: @unchecked Sendable {
     private var outputSlots: UnsafeMutablePointer<Int>
     private var outputCount = 0
     let paused = Atomic<Bool>(false)
+    /// `Options.duration` in frames: a cycle that starts at or past it
+    /// renders nothing and outputs silence, as paused. [set before
+    /// activation; audio-thread reads]
+    let lastFrame = Atomic<Int>(.max)
+    /// The position reached `lastFrame`. [audio-thread sets, any thread reads]
+    let durationReached = Atomic<Bool>(false)
     let xruns = Atomic<Int>(0)
     let bufferSize = Atomic<Int>(0)
     let oversizedCycles = Atomic<Int>(0)
@@ -134,11 +140,18 @@ final class ProcessCycle: @unchecked Sendable {
         // Borrowed, not retained (no release call at the end of the cycle).
         let transportRef = self.transportRef
         if let transportRef { transportRef._withUnsafeGuaranteedRef { $0.observe(side.handle) } }
-        if let f = fading, n > maxFrames || paused.load(ordering: .relaxed) {
+        // At `lastFrame` (`--duration`): held as paused from then on.
+        let atEnd = engineRef._withUnsafeGuaranteedRef { $0.framePosition } >= lastFrame.load(ordering: .relaxed)
+        if atEnd && !durationReached.load(ordering: .relaxed) {
+            durationReached.store(true, ordering: .releasing)
+            monitorWakeup.signal()
+        }
+        let holding = atEnd || paused.load(ordering: .relaxed)
+        if let f = fading, n > maxFrames || holding {
             // Nothing to crossfade in silence: the swap is done at once.
             finish(f, side: side)
         }
-        if n > maxFrames || paused.load(ordering: .relaxed) {
+        if n > maxFrames || holding {
             if n > maxFrames { oversizedCycles.add(1, ordering: .relaxed) }
             transportRef?._withUnsafeGuaranteedRef { $0.standStill() }
             i = 0

@@ -79,12 +79,21 @@ public final class RunningGraph: @unchecked Sendable {
         /// Called once on JACK's process thread when it starts (e.g. to set
         /// thread affinity); must itself be real-time safe.
         public var threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+        /// Render this many seconds of audio (frames at the graph's running
+        /// rate, rounded; in whole periods, so up to one period more), then
+        /// hold as paused (silence, sources still) and set
+        /// `durationReached` (`agraph run --duration`). Paused time does
+        /// not count. nil: no limit.
+        public var duration: Double?
         public init() {}
     }
 
     public enum Event: Sendable, Equatable {
         case xrun(total: Int)
         case underrun(node: String, total: Int)
+        /// A node dropped frames (a `file-out` whose writer fell behind:
+        /// they are not in its file): its total so far.
+        case dropped(node: String, total: Int)
         case endOfStream
         case bufferSize(Int)
         case connection(ours: String, other: String, connected: Bool)
@@ -324,6 +333,22 @@ public final class RunningGraph: @unchecked Sendable {
     /// The status now; reading it changes nothing. [control-thread]
     public func status() -> Status { transport.status() }
 
+    /// Frames each node dropped (`file-out`s whose writer fell behind:
+    /// rendered, not in their file), by node id; nodes that dropped none
+    /// are left out. Read after `stop`, the final counts. [any thread]
+    public var droppedFrames: [String: Int] {
+        let running = compiled
+        var out: [String: Int] = [:]
+        for id in running.engine.ids {
+            if let n = running.engine.node(id) as? DropCounting, n.droppedFrames > 0 { out[id] = n.droppedFrames }
+        }
+        return out
+    }
+
+    /// Whether `Options.duration` of audio has been rendered (the graph
+    /// then holds, as paused). [any thread]
+    public var durationReached: Bool { cycle.durationReached.load(ordering: .acquiring) }
+
     /// Why the server went away, once it has. [any thread]
     public var shutdownReason: String? { cycle.serverGone.load(ordering: .acquiring) ? cycle.shutdownReason : nil }
 
@@ -415,7 +440,9 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                            meters: running.meterReadings,
                            damagedFrames: running.graph.nodes.compactMap { engine.node($0.id) as? DamageCounting }
                                .map(\.damagedFrames).reduce(0, +),
-                           transport: transport)
+                           transport: transport,
+                           droppedFrames: running.graph.nodes.compactMap { engine.node($0.id) as? DropCounting }
+                               .map(\.droppedFrames).reduce(0, +))
     }
 }
 

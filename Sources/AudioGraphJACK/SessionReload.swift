@@ -141,6 +141,7 @@ extension JACKSession {
         publishFollowers()
         jackPorts = ports
         underrunNodes = new.nodes.compactMap { n in (next.engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
+        dropNodes = new.nodes.compactMap { n in (next.engine.node(n.id) as? DropCounting).map { (n.id, $0) } }
         // Route-aware new nodes learn their route before their first block.
         for id in leaving.union(diff.added) { nodeRoutes[id] = nil }
         updateRoute(connectionsBySlot())

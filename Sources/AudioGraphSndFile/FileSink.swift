@@ -1,5 +1,6 @@
 import AudioGraphCore
 import AudioGraphNodeAPI
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,7 +83,9 @@ public struct FileSinkType: NodeType {
 }
 
 /// The audio-thread side of `file-out`: hands its input to the writer.
-public final class FileSinkNode: RenderNode {
+/// Frames that find the ring full (the writer fell behind) are dropped and
+/// counted (`DropCounting`).
+public final class FileSinkNode: RenderNode, DropCounting {
     let file: SoundFile
     let pending: PendingOutput?
     let capacityFrames: Int
@@ -126,7 +129,14 @@ public final class FileSinkNode: RenderNode {
     public var backgroundJob: (any BackgroundJob)? { writer }
 
     /// Frames the audio thread had to drop because the writer fell behind.
+    /// [any thread]
     public var droppedFrames: Int { drain?.droppedFrames.load(ordering: .relaxed) ?? 0 }
+
+    /// Holds the writer back (it writes nothing while held; the ring fills
+    /// and then drops), or lets it go on: what a slow disk or a starved
+    /// worker does, for tests of what is reported then. Finishing the file
+    /// writes what the ring holds, held or not. [any thread]
+    public func holdWriter(_ hold: Bool) { writer?.held.store(hold, ordering: .relaxed) }
 }
 
 /// Drains the ring into the file. [worker-thread; `finish` on the main thread]
@@ -141,6 +151,8 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     let pending: PendingOutput?
     let buffer: UnsafeMutablePointer<Float>
     var failure: SoundFileError?
+    /// `FileSinkNode.holdWriter`: `service` writes nothing while set.
+    let held = Atomic<Bool>(false)
 
     init(file: SoundFile, drain: DrainRing, pending: PendingOutput?) {
         self.file = file
@@ -153,6 +165,11 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     deinit { buffer.deallocate() }
 
     func service() -> Bool {
+        held.load(ordering: .relaxed) ? false : writeChunk()
+    }
+
+    /// Writes one chunk of what the ring holds; whether there was any.
+    private func writeChunk() -> Bool {
         let n = drain.take(into: buffer, frames: chunkFrames)
         guard n > 0 else { return false }
         if failure == nil {
@@ -176,7 +193,7 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     /// cut last frame), keeps it, and throws saying how much was kept.
     /// [control-thread & !rendering]
     func finish(completed: Bool) throws -> [String] {
-        while service() {}
+        while writeChunk() {}
         let name = pending?.finalPath ?? file.path
         var closeError: SoundFileError?
         do { try file.close() } catch { closeError = error }

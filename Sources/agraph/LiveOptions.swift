@@ -55,10 +55,13 @@ struct LiveOptions: ParsableArguments {
     /// Starts `graph` live; on failure prints why and throws
     /// `ExitCode.failure`. Prints the compile notices and the line saying
     /// where it runs (`agraph: running '…' … Type 'help' for commands.`).
-    func start(_ graph: ValidatedGraph, binder: JACKPortBinder) throws -> RunningGraph {
+    /// `duration`: seconds of audio to render (`RunningGraph.Options.duration`).
+    func start(_ graph: ValidatedGraph, binder: JACKPortBinder, duration: Double? = nil) throws -> RunningGraph {
         let live: RunningGraph
+        var options = runningOptions
+        options.duration = duration
         do {
-            live = try RunningGraph(graph: graph, binder: binder, options: runningOptions)
+            live = try RunningGraph(graph: graph, binder: binder, options: options)
         } catch {
             printError("agraph: \(error)")
             throw ExitCode.failure

@@ -117,10 +117,11 @@ struct Run: ParsableCommand {
             }
         }
         let live: RunningGraph
-        do { live = try jack.start(g, binder: binder) } catch {
+        do { live = try jack.start(g, binder: binder, duration: duration) } catch {
             nsm?.client.error(to: "/nsm/client/open", code: .launchFailed, "the graph could not start in JACK")
             throw error
         }
+        TestHooks.holdWriters(of: live)
         // Under a session, reload reads the session's file.
         let reloader = Reloader(live: live, binder: binder, file: nsm?.file ?? graph,
                                 overrides: try ParameterOverrides.parse(settings), crossfadeMs: reloadCrossfadeMs)
@@ -150,7 +151,6 @@ struct Run: ParsableCommand {
         }
         var endless = isEndless()
         var reloads = 0
-        let started = MonotonicClock.seconds()
         var exitCode: Int32 = 0
         loop: while true {
             console.pollCommands(timeout: 0.1)
@@ -164,9 +164,14 @@ struct Run: ParsableCommand {
             }
             // `reload FILE` moves the watch to FILE.
             if watch && watcher?.path != reloader.file { watcher = FileWatcher(path: reloader.file) }
-            if watcher?.changed() == true {
+            switch watcher?.poll() {
+            case .changed?:
                 console.clearLine()
                 reloader.reload(file: nil)
+            case .vanished?:
+                console.clearLine()
+                printError("agraph: reload: \(reloader.file) is gone; the running graph plays on, and the file is loaded again when it comes back")
+            case .unchanged?, nil: break
             }
             // After a reload (from here or over OSC): the new graph's
             // streams and followers; a session saves the new graph.
@@ -194,18 +199,24 @@ struct Run: ParsableCommand {
                 printError("agraph: end of stream")
                 break
             }
-            if let d = duration, MonotonicClock.seconds() - started >= d { break }
+            // --duration counts frames rendered (not wall time: a slow start
+            // or an overloaded cycle would cut the audio short).
+            if duration != nil && live.durationReached { break }
             console.showStatus()
         }
         console.clearLine()
         console.printPlaylistEvents()
         osc?.stop()
-        let status = live.status()
         let errors = live.stop()
+        // After stop: nothing renders any more, so the position and the
+        // counts are final.
+        let status = live.status()
         console.printPluginMessages()
         for e in errors { printError("agraph: \(e)") }
-        if !quiet {
-            printError("agraph: stopped at \(formatFixed(status.seconds, 2)) s; xruns \(status.xruns), underruns \(status.underruns)")
+        // Frames lost from a recording are said even with --quiet.
+        if !quiet || !live.droppedFrames.isEmpty {
+            printError("agraph: stopped at \(formatFixed(status.seconds, 2)) s (\(status.frames) frames); xruns \(status.xruns), underruns \(status.underruns)"
+                       + Console.droppedSummary(live.droppedFrames))
         }
         if !errors.isEmpty { exitCode = 1 }
         if exitCode != 0 { throw ExitCode(exitCode) }
@@ -327,6 +338,15 @@ final class Console {
         for e in events { writeStdout(e.description + "\n") }
     }
 
+    /// "; dropped 1234 frames not in their file (rec 1234: the writer fell
+    /// behind)" for the end-of-run line, or nothing. [main-thread]
+    static func droppedSummary(_ dropped: [String: Int]) -> String {
+        guard !dropped.isEmpty else { return "" }
+        let total = dropped.values.reduce(0, +)
+        let nodes = dropped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        return "; dropped \(total) frame\(total == 1 ? "" : "s") not in their file (\(nodes): the writer fell behind)"
+    }
+
     func clearLine() {
         if statusShown {
             writeStderr("\r\u{1B}[K")
@@ -404,7 +424,9 @@ final class Reloader: @unchecked Sendable {
                     state = (path, state.count + 1)
                     return report
                 } catch {
-                    throw Failure(lines: ["agraph: reload: \(error); the running graph plays on"])
+                    // The library's reasons often say "reload:" themselves: once is enough.
+                    let reason = "\(error)"
+                    throw Failure(lines: ["agraph: \(reason.hasPrefix("reload: ") ? "" : "reload: ")\(reason); the running graph plays on"])
                 }
             }
         }
@@ -412,10 +434,15 @@ final class Reloader: @unchecked Sendable {
 }
 
 /// Watches a file by its modification time and size, polled from the main
-/// loop (a non-realtime thread). [main-thread]
+/// loop (a non-realtime thread). A file that goes away is said once; when
+/// it comes back, it counts as changed. [main-thread]
 struct FileWatcher {
     let path: String
     private var last: (Int, Int, Int)?
+    /// The file was gone at the last poll.
+    private var gone = false
+
+    enum Change { case unchanged, changed, vanished }
 
     init(path: String) {
         self.path = path
@@ -428,11 +455,20 @@ struct FileWatcher {
         return (Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size))
     }
 
-    /// Whether the file changed since the last call (a vanished file is no change).
-    mutating func changed() -> Bool {
-        guard let now = Self.stamp(path) else { return false }
+    /// What happened to the file since the last poll: changed (or back
+    /// after it was gone), gone (said once until it comes back), or nothing.
+    mutating func poll() -> Change {
+        guard let now = Self.stamp(path) else {
+            if gone { return .unchanged }
+            gone = true
+            return .vanished
+        }
         defer { last = now }
-        guard let last else { return false }
-        return last != now
+        if gone {
+            gone = false
+            return .changed
+        }
+        guard let last else { return .unchanged }
+        return last != now ? .changed : .unchanged
     }
 }
