@@ -1,4 +1,5 @@
 import AudioGraphCore
+import AudioGraphNodeAPI
 import CFFmpeg
 #if canImport(Glibc)
 import Glibc
@@ -63,12 +64,19 @@ public final class MediaFile: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
 
-    /// Opens `path` and reads enough of it to describe its streams. [main-thread]
+    /// Opens `path` and reads enough of it to describe its streams. Only a
+    /// regular file is opened: a FIFO, device, socket or directory is refused
+    /// before libavformat sees it (opening a FIFO would wait for a writer),
+    /// and the path goes to libavformat's `file` protocol, never another
+    /// protocol its name might spell ("pipe:0", "http://…"). [main-thread]
     public init(path: String) throws(MediaError) {
         self.path = path
+        if let problem = FileChecks.readableFileProblem(path) {
+            throw MediaError("cannot open \(path): \(problem)")
+        }
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         av_log_set_level(AV_LOG_QUIET)
-        let rc = avformat_open_input(&ctx, path, nil, nil)
+        let rc = avformat_open_input(&ctx, "file:" + path, nil, nil)
         guard rc == 0, let c = ctx else {
             throw MediaError("cannot open \(path): \(MediaError.text(rc))")
         }

@@ -22,6 +22,11 @@ struct Probe: ParsableCommand {
     @Flag(help: "Print JSON (stable key order) instead of text.") var json = false
 
     func run() throws {
+        // A FIFO or device would block the open below (or read without end).
+        if let problem = FileChecks.readableFileProblem(file) {
+            printError("agraph: \(file): \(problem)")
+            throw ExitCode.failure
+        }
         var start = [UInt8](repeating: 0, count: 2)
         if let f = fopen(file, "rb") {
             start = start.count == fread(&start, 1, 2, f) ? start : []
