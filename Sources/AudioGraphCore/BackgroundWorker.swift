@@ -124,10 +124,19 @@ public final class BackgroundWorker: @unchecked Sendable {
 
     /// Blocks until every job can run `frames` frames. [control-thread, offline only]
     public func waitUntilReady(frames: Int) {
-        if jobs.allSatisfy({ $0.isReady(forFrames: frames) }) { return }
+        _ = waitUntilReady(frames: frames, unless: { false })
+    }
+
+    /// Blocks until every job can run `frames` frames, or until `stop`
+    /// returns true (asked about every 10 ms, so that SIGINT or SIGTERM
+    /// ends a wait for a job that never gets ready); returns whether every
+    /// job is ready. [control-thread, offline only]
+    public func waitUntilReady(frames: Int, unless stop: () -> Bool) -> Bool {
+        if jobs.allSatisfy({ $0.isReady(forFrames: frames) }) { return true }
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
         while !jobs.allSatisfy({ $0.isReady(forFrames: frames) }) {
+            if stop() { return false }
             if threads.isEmpty {
                 // No worker thread: do the work here.
                 _ = jobs.map { $0.service() }
@@ -136,6 +145,7 @@ public final class BackgroundWorker: @unchecked Sendable {
             wake()
             progress.wait(timeout: 0.01)
         }
+        return true
     }
 
     /// Stops and joins the threads. [main-thread]

@@ -143,10 +143,16 @@ public final class DecodedStream {
     }
 
     /// The stream or the window ended: loop to the window's start, or stop.
+    /// A loop that gave no frame since its start (a file with no samples,
+    /// a start at or past its end) would loop for ever without a frame: it
+    /// stops, as a failure that says so.
     private func endOfWindow() {
         if window.loops, position > window.start {
             restart(at: window.start)
         } else {
+            if window.loops, failure == nil {
+                failure = "nothing to loop: the stream gives no frame from its loop's start (frame \(window.start)) on"
+            }
             isDone = true
         }
     }

@@ -62,7 +62,8 @@ public struct OfflineRenderer {
             if shouldStop() { ending = .interrupted; break }
             if engine.worker.hasFailedJob { ending = .failed; break }
             let n = min(blockFrames, (maxFrames ?? Int.max) - done)
-            engine.worker.waitUntilReady(frames: n)
+            // A job that never gets ready must not make Ctrl-C or SIGTERM wait.
+            guard engine.worker.waitUntilReady(frames: n, unless: shouldStop) else { ending = .interrupted; break }
             engine.render(frames: n)
             if engine.isFinished {
                 done += engine.lastBlockValidFrames

@@ -79,6 +79,13 @@ public struct MediaSourceType: NodeType {
             c.error(parameter: "end", "end (\(ParameterValue.number(end)) s) must be after start (\(ParameterValue.number(start)) s)")
             return nil
         }
+        // A window shorter than half a frame plays nothing (and, looped, would repeat nothing forever).
+        if let end = c.parameters.number("end"),
+           let a = try? FrameTime.frames(seconds: start, sampleRate: c.sampleRate),
+           let b = try? FrameTime.frames(seconds: end, sampleRate: c.sampleRate), b <= a {
+            c.error(parameter: "end", "end (\(ParameterValue.number(end)) s) is less than one frame after start (\(ParameterValue.number(start)) s) at \(ParameterValue.number(c.sampleRate)) Hz: nothing would play")
+            return nil
+        }
         // A layout the project has no name for is tagged discrete; the
         // decoder warns when it opens the stream.
         return .frames(codec: stream.codec, sampleRate: c.sampleRate, channels: stream.channels, layout: stream.layout)

@@ -72,6 +72,9 @@ struct PlaylistItemSource {
         do { end = try item.end.map { try FrameTime.frames(seconds: $0, sampleRate: target.sampleRate) } } catch {
             throw Problem(field: "end", message: "end \(error)")
         }
+        if let end, end <= start {
+            throw Problem(field: "end", message: "end (\(ParameterValue.number(item.end ?? 0)) s) is less than one frame after start (\(ParameterValue.number(item.start)) s) at \(ParameterValue.number(target.sampleRate)) Hz: nothing would play")
+        }
         if let length = file.presentationFrames(of: stream, sampleRate: target.sampleRate) {
             end = min(end ?? length, length)
         }

@@ -50,6 +50,8 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         var path: String
         var stream: DecodedStream
         var mixer: ChannelMixer
+        /// The ring's write position when it started.
+        var startedAt: Int
     }
     private var current: Current?
     /// No item will start any more.
@@ -57,6 +59,10 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     /// Items that failed in a row (a looping list of bad files ends after
     /// one lap).
     private var failuresInARow = 0
+    /// Items in a row that played no frame, failed or empty (a 0-frame
+    /// file): a looping list of them would start items without end and
+    /// never fill the ring, so it ends after one lap.
+    private var silentInARow = 0
     /// What failed, for the end of a render. [worker-thread; read after stop]
     private(set) var failures: [String] = []
     private var failuresNotKept = 0
@@ -157,7 +163,8 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             if let why = stream.openIfNeeded() { throw PlaylistItemSource.Problem(field: "path", message: why) }
             if offset > 0 { stream.restart(at: source.window.start + offset) }
             current = Current(id: entry.id, index: index, path: entry.item.path, stream: stream,
-                              mixer: ChannelMixer(matrix: source.matrix, columns: source.stream.channels))
+                              mixer: ChannelMixer(matrix: source.matrix, columns: source.stream.channels),
+                              startedAt: position)
             log.mark(.started, id: entry.id, index: index, path: entry.item.path, at: position)
         } catch {
             fail(id: entry.id, index: index, path: entry.item.path, error.message, at: position)
@@ -176,6 +183,17 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         } else {
             failuresInARow = 0
             log.mark(.ended, id: item.id, index: item.index, path: item.path, at: position)
+            if position > item.startedAt { silentInARow = 0 } else { countSilent() }
+        }
+    }
+
+    /// One more item in a row played no frame: a looping list ends when a
+    /// whole lap played none.
+    private func countSilent() {
+        silentInARow += 1
+        if loop && !ended && silentInARow >= max(queue.count, 1) {
+            failures.append("'\(nodeID)': no item of the looping playlist gave a frame in a whole lap (\(silentInARow) in a row); it stopped")
+            end()
         }
     }
 
@@ -192,6 +210,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             failures.append("'\(nodeID)': every item of the looping playlist failed in a row; it stopped")
             end()
         }
+        countSilent()
     }
 
     /// No more items: the stream ends after what the ring holds.
@@ -237,6 +256,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         current = nil
         ended = false
         failuresInARow = 0
+        silentInARow = 0
         let entries = queue.contents.entries
         let known = entries.map { length(of: $0) }
         var left = max(frame, 0)
