@@ -1,4 +1,5 @@
 import AudioGraphNodes
+import AudioGraphSndFile
 
 /// Offline rendering of graphs whose nodes must hear their whole input
 /// first (a `loudness` node normalizing to a target): the analysis passes,
@@ -18,6 +19,12 @@ import AudioGraphNodes
 ///   file opens at its start, a tone starts at phase 0.
 /// - The final compile builds the whole graph once more and hands every
 ///   analysing node its result before the engine prepares it.
+/// - A node may ask for its pass again with what it found
+///   (`wantsAnotherPass`, at most `maximumRefinements` times): a loudness
+///   target under a limiter is measured after limiting and corrected.
+/// - Offline, the file sinks drop the latency of the `OfflineAlignedNode`s
+///   upstream (a loudness node's limiter): the files stay aligned with, and
+///   as long as, the input.
 /// - A source that cannot be played twice (`isReplayable` false: live
 ///   input) feeding an analysing node is an error, before anything runs.
 ///
@@ -73,36 +80,66 @@ public enum OfflinePasses {
         var results: [String: any Sendable] = [:]
         if passes > 0 { try checkReplayable(graph, levels: levels) }
         for pass in stride(from: 1, through: passes, by: 1) {
-            let sub = analysisGraph(graph, levels: levels, pass: pass)
-            let compiled = try GraphCompiler.compile(sub, maxFrames: maxFrames) { node, made in
-                guard node.type.needsAnalysisPass(node.parameters) else { return }
-                guard let analysing = made as? AnalysisPassNode else {
-                    throw EngineError(nodeID: node.id, "its type asks for an analysis pass but its node cannot take part in one")
+            // The pass itself, then (rarely) refinements: the nodes that
+            // want another pass render again with their result so far.
+            var refining: Set<String> = []
+            var rounds = 0
+            repeat {
+                let sub = analysisGraph(graph, levels: levels, pass: pass)
+                let compiled = try GraphCompiler.compile(sub, maxFrames: maxFrames) { node, made in
+                    guard node.type.needsAnalysisPass(node.parameters) else { return }
+                    guard let analysing = made as? AnalysisPassNode else {
+                        throw EngineError(nodeID: node.id, "its type asks for an analysis pass but its node cannot take part in one")
+                    }
+                    if let r = results[node.id] {
+                        _ = try analysing.useAnalysis(r)
+                    } else {
+                        analysing.beginAnalysis()
+                    }
                 }
-                if let r = results[node.id] {
-                    _ = try analysing.useAnalysis(r)
-                } else {
-                    analysing.beginAnalysis()
+                let result = OfflineRenderer(engine: compiled.engine, blockFrames: maxFrames).run(
+                    maxFrames: limit, shouldStop: shouldStop,
+                    progress: { progress(Progress(pass: pass, passes: passes, frames: $0)) })
+                if result.ending == .interrupted { return nil }
+                if result.ending == .failed || !result.finishErrors.isEmpty {
+                    throw EngineError("the analysis pass failed: " + result.finishErrors.joined(separator: "; "))
                 }
-            }
-            let result = OfflineRenderer(engine: compiled.engine, blockFrames: maxFrames).run(
-                maxFrames: limit, shouldStop: shouldStop,
-                progress: { progress(Progress(pass: pass, passes: passes, frames: $0)) })
-            if result.ending == .interrupted { return nil }
-            if result.ending == .failed || !result.finishErrors.isEmpty {
-                throw EngineError("the analysis pass failed: " + result.finishErrors.joined(separator: "; "))
-            }
-            for (i, n) in graph.nodes.enumerated() where levels[i] == pass {
-                guard let node = compiled.engine.node(n.id) as? AnalysisPassNode else { continue }
-                results[n.id] = node.analysisResult()
-            }
+                var again: Set<String> = []
+                for (i, n) in graph.nodes.enumerated() where levels[i] == pass && (rounds == 0 || refining.contains(n.id)) {
+                    guard let node = compiled.engine.node(n.id) as? AnalysisPassNode else { continue }
+                    results[n.id] = node.analysisResult()
+                    if node.wantsAnotherPass { again.insert(n.id) }
+                }
+                refining = again
+                rounds += 1
+            } while !refining.isEmpty && rounds <= maximumRefinements
         }
         var lines: [String] = []
         let compiled = try GraphCompiler.compile(graph, maxFrames: maxFrames) { node, made in
             guard let r = results[node.id], let analysing = made as? AnalysisPassNode else { return }
             if let line = try analysing.useAnalysis(r) { lines.append(line) }
         }
+        alignFileSinks(compiled.engine)
         return CompiledGraph(graph: compiled.graph, engine: compiled.engine, notices: compiled.notices + lines)
+    }
+
+    /// The most passes a level renders again for nodes that want another
+    /// one (`AnalysisPassNode.wantsAnotherPass`) after its analysis pass.
+    public static let maximumRefinements = 10
+
+    /// Tells each `file-out` to drop the latency of the `OfflineAlignedNode`s
+    /// upstream of it (the longest sum along a path), so that their delay
+    /// does not reach the file: it is as long as the input, aligned with it.
+    static func alignFileSinks(_ engine: Engine) {
+        var trim: [Int] = []
+        for (i, id) in engine.ids.enumerated() {
+            let upstream = engine.inputIndices[i].map { $0 < trim.count ? trim[$0] : 0 }.max() ?? 0
+            let node = engine.node(id)
+            if let sink = node as? FileSinkNode {
+                sink.leadingFramesToDrop = upstream
+            }
+            trim.append(upstream + ((node as? OfflineAlignedNode).map { max($0.latency, 0) } ?? 0))
+        }
     }
 
     /// Refuses live input (or any source that cannot be played twice)

@@ -34,4 +34,22 @@ public protocol AnalysisPassNode: RenderNode {
     /// applied), or nil. Throws when the result cannot be used.
     /// [main-thread, before `prepare`]
     func useAnalysis(_ result: any Sendable) throws -> String?
+    /// After a pass, whether `analysisResult()` is to be tried in another
+    /// pass (a fresh instance given it with `useAnalysis(_:)`) before the
+    /// final render: a `loudness` node whose limiter engages measures its
+    /// output after limiting and corrects the gain. The renderer stops
+    /// after `OfflinePasses.maximumRefinements` such passes. Default false.
+    /// [main-thread, after rendering stopped]
+    var wantsAnotherPass: Bool { get }
 }
+
+extension AnalysisPassNode {
+    public var wantsAnotherPass: Bool { false }
+}
+
+/// A node whose latency an offline render takes out again at its file
+/// sinks: the node flushes its delayed tail when its input ends, so a
+/// `file-out` that drops the first `latency` frames it receives gets a file
+/// as long as the input, every sample where it was (a `loudness` node's
+/// limiter lookahead). Live, the latency is reported as usual.
+public protocol OfflineAlignedNode: RenderNode {}

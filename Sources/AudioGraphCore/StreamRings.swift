@@ -166,18 +166,21 @@ public final class DrainRing: @unchecked Sendable {
 
     // MARK: producer side [audio-thread]
 
-    /// Hands over the bus's valid frames; marks the end when the bus has ended.
-    public func capture(_ bus: AudioBus) {
+    /// Hands over the bus's valid frames from frame `start` on (the ones
+    /// before it are left out); marks the end when the bus has ended.
+    public func capture(_ bus: AudioBus, from start: Int = 0) {
         let state = bus.state
-        let n = state.validFrames < scratchFrames ? state.validFrames : scratchFrames
+        let from = start < 0 ? 0 : (start < state.validFrames ? start : state.validFrames)
+        let valid = state.validFrames - from
+        let n = valid < scratchFrames ? valid : scratchFrames
         if n > 0 {
             if channels == 2 && bus.channels >= 2 {
-                Kernels.interleave2(bus.channel(0), bus.channel(1), to: scratch, count: n)
+                Kernels.interleave2(bus.channel(0) + from, bus.channel(1) + from, to: scratch, count: n)
             } else {
                 var c = 0
                 while c < channels {
                     if c < bus.channels {
-                        Kernels.interleave(bus.channel(c), to: scratch, stride: channels, channel: c, count: n)
+                        Kernels.interleave(bus.channel(c) + from, to: scratch, stride: channels, channel: c, count: n)
                     }
                     c += 1
                 }

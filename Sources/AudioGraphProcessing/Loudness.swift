@@ -77,16 +77,33 @@ public struct LoudnessType: NodeType {
         do { meter = try EBUR128Meter(channels: format.channels, sampleRate: c.sampleRate, layout: format.layout) } catch {
             throw EngineError(nodeID: c.nodeID, error.message)
         }
-        return LoudnessNode(nodeID: c.nodeID, meter: meter, target: target, rate: p.number("rate") ?? 3, maxGain: p.number("maxGain") ?? 20,
+        return LoudnessNode(nodeID: c.nodeID, meter: meter, layout: format.layout, target: target, rate: p.number("rate") ?? 3, maxGain: p.number("maxGain") ?? 20,
                             ceiling: p.number("ceiling") ?? -1, descriptor: descriptor)
     }
 }
 
-/// What the analysis pass of a `loudness` node measured.
+/// What the analysis pass of a `loudness` node measured (its input), and,
+/// when its limiter engages, what each pass after it measured at its
+/// output after limiting.
 public struct LoudnessAnalysis: Sendable, Equatable {
     public var integratedLUFS: Double
     public var loudnessRangeLU: Double
     public var truePeakDBTP: Double
+    /// One pass rendered with a gain through the limiter and measured at the output.
+    public struct LimitedPass: Sendable, Equatable {
+        public var gainDB: Double
+        public var integratedLUFS: Double
+        public var truePeakDBTP: Double
+    }
+    /// The passes through the limiter so far, in order.
+    public var limitedPasses: [LimitedPass] = []
+    /// The gain to render with next; nil: the target less `integratedLUFS`.
+    public var gainDB: Double?
+    /// How far under the ceiling the limiter is set, dB: what the true peak
+    /// after limiting was measured over the ceiling, in the passes so far.
+    public var ceilingMarginDB = 0.0
+    /// False while another pass through the limiter is wanted.
+    public var settled = true
 
     public init(integratedLUFS: Double, loudnessRangeLU: Double, truePeakDBTP: Double) {
         self.integratedLUFS = integratedLUFS
@@ -98,7 +115,14 @@ public struct LoudnessAnalysis: Sendable, Equatable {
 /// The runtime `loudness` node. Measures on the audio thread (libebur128 in
 /// histogram mode: nothing allocates) and publishes the readings every
 /// 100 ms through atomics.
-final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
+///
+/// Offline, when the limiter engages, the node corrects its gain: every pass
+/// after the analysis pass renders with a gain, limits and measures the
+/// output, until the loudness after limiting is within `tolerance` of the
+/// target (or no more gain can bring it closer: the notice says how far and
+/// why). Its limiter's lookahead is taken out again at the file sinks
+/// (`OfflineAlignedNode`): the file is aligned with the input.
+final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode, OfflineAlignedNode {
     /// What the node does with its signal, decided before `prepare`.
     enum Mode: Equatable {
         /// No target, or the analysis pass: output = input.
@@ -112,9 +136,16 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
 
     static let lookaheadMs = 1.5
     static let releaseMs = 100.0
+    /// How close to the target the loudness after limiting is brought, LU.
+    static let tolerance = 0.05
+    /// The most gain added over the straight gain to make up for limiting, dB.
+    static let maximumMakeUpDB = 30.0
+    /// The most passes through the limiter (the renderer allows more).
+    static let maximumLimitedPasses = 8
 
     let nodeID: String
     let meter: EBUR128Meter
+    let layout: ChannelLayout
     let target: Double?
     let maxGain: Double
     private(set) var mode: Mode
@@ -131,6 +162,10 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
     /// The output's channel pointers for the limiter. [audio-thread]
     var channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     var limiter: TruePeakLimiter?
+    /// Offline with the limiter: what `useAnalysis` was given, and the
+    /// meter of the output after limiting (made there, on the main thread).
+    var given: LoudnessAnalysis?
+    var outputMeter: EBUR128Meter?
     /// Frames of the limiter's delay still to flush after the input ended.
     var tailLeft = 0
     var publishEvery = 4800
@@ -147,10 +182,11 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
     private let truePeakBits = Atomic<UInt64>((-Double.infinity).bitPattern)
     private let gainBits = Atomic<UInt64>(0.0.bitPattern)
 
-    init(nodeID: String, meter: EBUR128Meter, target: Double?, rate: Double, maxGain: Double,
+    init(nodeID: String, meter: EBUR128Meter, layout: ChannelLayout, target: Double?, rate: Double, maxGain: Double,
          ceiling: Double, descriptor: NodeDescriptor) {
         self.nodeID = nodeID
         self.meter = meter
+        self.layout = layout
         self.target = target
         self.rate = rate
         self.maxGain = maxGain
@@ -173,8 +209,55 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
     func beginAnalysis() { mode = .measure }
 
     func analysisResult() -> any Sendable {
-        LoudnessAnalysis(integratedLUFS: meter.integrated, loudnessRangeLU: meter.loudnessRange,
-                         truePeakDBTP: meter.truePeakDBTP)
+        if var a = given, let outputMeter, case .exact(let gain, true) = mode {
+            // A pass through the limiter: what came out, and what next.
+            let peak = outputMeter.truePeakDBTP
+            a.limitedPasses.append(.init(gainDB: gain, integratedLUFS: outputMeter.integrated, truePeakDBTP: peak))
+            // A true peak over the ceiling (the meter interpolates more
+            // finely than the limiter's detector): set the limiter lower.
+            let over = peak.isFinite ? peak - ceiling : 0
+            if over > 0.01 { a.ceilingMarginDB += over + 0.02 }
+            let next = Self.nextGain(target: target ?? a.integratedLUFS, straight: (target ?? a.integratedLUFS) - a.integratedLUFS,
+                                     passes: a.limitedPasses)
+            a.gainDB = next.gainDB
+            a.settled = !(next.again || (over > 0.01 && a.limitedPasses.count < Self.maximumLimitedPasses))
+            return a
+        }
+        var a = LoudnessAnalysis(integratedLUFS: meter.integrated, loudnessRangeLU: meter.loudnessRange,
+                                 truePeakDBTP: meter.truePeakDBTP)
+        if let target, a.integratedLUFS.isFinite, a.truePeakDBTP + target - a.integratedLUFS > ceiling {
+            a.settled = false   // the limiter will take some loudness: measure it after limiting
+        }
+        return a
+    }
+
+    var wantsAnotherPass: Bool { (analysisResult() as? LoudnessAnalysis)?.settled == false }
+
+    /// After passes through the limiter measured `passes`, the gain to
+    /// render with next and whether to (false: `gainDB` is final, the
+    /// pass that came closest). Secant steps on loudness against gain (the
+    /// limiter makes the slope at most 1). [any thread]
+    static func nextGain(target: Double, straight: Double, passes: [LoudnessAnalysis.LimitedPass]) -> (gainDB: Double, again: Bool) {
+        guard let last = passes.last else { return (straight, true) }
+        // The pass closest to the target; of passes as close (within the
+        // tolerance), the least gain: the least limiting.
+        let closest = passes.map { abs($0.integratedLUFS - target) }.min() ?? 0
+        let best = passes.filter { abs($0.integratedLUFS - target) <= closest + tolerance }.min { $0.gainDB < $1.gainDB } ?? last
+        if abs(last.integratedLUFS - target) <= tolerance { return (last.gainDB, false) }
+        if !last.integratedLUFS.isFinite || passes.count >= maximumLimitedPasses { return (best.gainDB, false) }
+        var slope = 1.0
+        if passes.count >= 2 {
+            let before = passes[passes.count - 2]
+            let dg = last.gainDB - before.gainDB
+            if abs(dg) > 1e-6 { slope = (last.integratedLUFS - before.integratedLUFS) / dg }
+        }
+        // Loudness rises with gain, at most as fast: step by the shortfall
+        // over the slope, kept within 0.1…1 so that a flat stretch (peaks
+        // the limiter holds, louder than the rest) is crossed; never past
+        // `maximumMakeUpDB` over the straight gain: there, out of reach.
+        let next = min(last.gainDB + (target - last.integratedLUFS) / min(max(slope, 0.1), 1), straight + maximumMakeUpDB)
+        if abs(next - last.gainDB) < 0.001 { return (best.gainDB, false) }
+        return (next, true)
     }
 
     func useAnalysis(_ result: any Sendable) throws -> String? {
@@ -186,17 +269,35 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
             mode = .exact(gainDB: 0, limit: false)
             return "'\(nodeID)': the input is silent (below the -70 LUFS gate): left unchanged, not normalized to \(fmt(target)) LUFS"
         }
-        let gain = target - a.integratedLUFS
-        let peakAfter = a.truePeakDBTP + gain
-        let limit = peakAfter > ceiling
+        let straight = target - a.integratedLUFS
+        let gain = a.gainDB ?? straight
+        let peakAfter = a.truePeakDBTP + straight
+        let limit = peakAfter > ceiling || !a.limitedPasses.isEmpty
         mode = .exact(gainDB: gain, limit: limit)
         gainDB = gain
-        var line = "'\(nodeID)': measured \(fmt(a.integratedLUFS)) LUFS, LRA \(fmt(a.loudnessRangeLU)) LU, true peak \(fmt(a.truePeakDBTP)) dBTP; gain \(gain >= 0 ? "+" : "")\(fmt(gain)) dB to \(fmt(target)) LUFS"
+        given = a
         if limit {
-            line += "; the true peak would reach \(fmt(peakAfter)) dBTP, so the limiter holds it at \(fmt(ceiling)) dBTP (the loudness may end a little under the target)"
+            do {
+                outputMeter = try EBUR128Meter(channels: meter.channels, sampleRate: meter.sampleRate, layout: layout)
+            } catch {
+                throw EngineError(nodeID: nodeID, error.message)
+            }
         }
-        return line
+        var line = "'\(nodeID)': measured \(fmt(a.integratedLUFS)) LUFS, LRA \(fmt(a.loudnessRangeLU)) LU, true peak \(fmt(a.truePeakDBTP)) dBTP; gain \(signed(gain)) dB to \(fmt(target)) LUFS"
+        guard limit else { return line }
+        line += "; the true peak would reach \(fmt(peakAfter)) dBTP, so the limiter holds it at \(fmt(ceiling)) dBTP"
+        guard let reached = a.limitedPasses.first(where: { $0.gainDB == gain }) else {
+            return line + " (the loudness may end a little under the target)"
+        }
+        let passes = "\(a.limitedPasses.count) pass\(a.limitedPasses.count == 1 ? "" : "es") through the limiter"
+        let short = target - reached.integratedLUFS
+        if abs(short) <= 0.1 {
+            return line + "; after limiting \(fmt(reached.integratedLUFS)) LUFS (gain \(signed(gain - straight)) dB over \(signed(straight)) dB to make up what the limiter took; \(passes))"
+        }
+        return line + "; cannot reach \(fmt(target)) LUFS under a \(fmt(ceiling)) dBTP ceiling: after limiting the output is \(fmt(reached.integratedLUFS)) LUFS, \(fmt(abs(short))) LU \(short > 0 ? "under" : "over") the target (\(passes)), because the limiter takes back nearly all of any more gain: the target leaves the peaks at most \(fmt(ceiling - target)) dB over the loudness and the programme's stand \(fmt(a.truePeakDBTP - a.integratedLUFS)) dB over it; lower the target or raise the ceiling"
     }
+
+    private func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + fmt(v) }
 
     private func fmt(_ v: Double) -> String { formatFixed(v, 2) }
 
@@ -242,7 +343,7 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
         }
         limiter = needsLimiter
             ? TruePeakLimiter(channels: channels, sampleRate: context.sampleRate, maxFrames: context.maxFrames,
-                              ceilingDBTP: ceiling, releaseMs: Self.releaseMs, lookaheadMs: Self.lookaheadMs)
+                              ceilingDBTP: ceiling - (given?.ceilingMarginDB ?? 0), releaseMs: Self.releaseMs, lookaheadMs: Self.lookaheadMs)
             : nil
         tailLeft = limiter?.latencyFrames ?? 0
         gainBits.store(gainDB.bitPattern, ordering: .relaxed)
@@ -317,6 +418,18 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode {
                         Kernels.fill(output.channel(c) + outState.validFrames, count: frames - outState.validFrames, value: 0)
                     }
                 }
+            }
+            if let outputMeter, outState.validFrames > 0 {
+                // Offline: the loudness after limiting, for the next pass.
+                let n = outState.validFrames
+                if channels == 2 {
+                    Kernels.interleave2(output.channel(0), output.channel(1), to: interleaved, count: n)
+                } else {
+                    for c in 0..<channels {
+                        Kernels.interleave(output.channel(c), to: interleaved, stride: channels, channel: c, count: n)
+                    }
+                }
+                outputMeter.add(interleaved: interleaved, frames: n)
             }
         }
         output.state = outState

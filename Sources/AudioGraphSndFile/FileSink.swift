@@ -121,9 +121,21 @@ public final class FileSinkNode: RenderNode, DropCounting {
         writer = FileWriterJob(file: file, drain: ring, pending: pending)
     }
 
+    /// Frames at the start of the input left out of the file: the latency
+    /// of the nodes upstream that an offline render takes out again
+    /// (`OfflineAlignedNode`). Set before rendering. [main-thread & !rendering]
+    public var leadingFramesToDrop = 0
+
     public func render(frames: Int) {
         guard let drain, let input else { return }
-        drain.capture(input)
+        if leadingFramesToDrop > 0 {
+            let valid = input.state.validFrames
+            let dropped = leadingFramesToDrop < valid ? leadingFramesToDrop : valid
+            leadingFramesToDrop -= dropped
+            drain.capture(input, from: dropped)
+        } else {
+            drain.capture(input)
+        }
     }
 
     public var backgroundJob: (any BackgroundJob)? { writer }
