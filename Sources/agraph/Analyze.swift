@@ -19,7 +19,7 @@ struct Analyze: ParsableCommand {
             reported with its name, the others are still analysed, and the exit status is 1.
             """)
 
-    @Argument(help: "Audio files (anything libsndfile reads: WAV, FLAC, AIFF, Ogg, MP3, …).")
+    @Argument(help: "Audio files: what libsndfile reads (WAV, FLAC, AIFF, Ogg, MP3, …), and else what the media path decodes (the ffmpeg decoder plugin: M4A/AAC, Opus, E-AC-3, …).")
     var files: [String]
 
     @Flag(help: "Machine-readable output on stdout.")
@@ -27,6 +27,9 @@ struct Analyze: ParsableCommand {
 
     @Flag(help: "No progress output.")
     var quiet = false
+
+    @Flag(help: "Files read through the media path: measure what decodes, damaged frames concealed (as silence) and reported, instead of stopping at the first.")
+    var allowDamaged = false
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one audio file") }
@@ -36,12 +39,12 @@ struct Analyze: ParsableCommand {
         signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         // Open everything first: the progress bar knows the total length.
-        var opened: [Result<SoundFile, SoundFileError>] = []
+        var opened: [Result<any AnalysisInput, any Error>] = []
         var total = 0.0
         var lengthKnown = true
         for path in files {
             do {
-                let f = try SoundFile(reading: path)
+                let f = try AnalysisInputs.open(path, allowDamaged: allowDamaged)
                 if f.isLengthKnown { total += Double(f.frames) / f.sampleRate } else { lengthKnown = false }
                 opened.append(.success(f))
             } catch {
@@ -72,6 +75,7 @@ struct Analyze: ParsableCommand {
                 continue
             }
             progress.finish()
+            for line in report.damage { printError("agraph: \(files[i]): \(line)") }
             reports.append(report)
             if !json { print(report.text(name: files[i]), terminator: files.count > 1 && i < files.count - 1 ? "\n" : "") }
         }
@@ -95,6 +99,8 @@ struct Analyze: ParsableCommand {
 
     static func message(_ error: any Error) -> String {
         if let e = error as? SoundFileError { return e.message }
+        if let e = error as? AnalyzeInputError { return e.message }
+        if let e = error as? FileLoudness.Failure { return DecodedMediaInput.plain(e.description) }
         return "\(error)"
     }
 }
@@ -117,6 +123,8 @@ struct FileLoudness {
     var sampleRate: Double
     var layout: ChannelLayout
     var channels: [Channel]
+    /// What the decoder found damaged and concealed (lines for the user).
+    var damage: [String] = []
 
     struct Interrupted: Error, CustomStringConvertible {
         var description: String { "interrupted" }
@@ -144,8 +152,8 @@ struct FileLoudness {
     /// - Parameter progress: called every block with the seconds read;
     ///   returns false to stop (throws `Interrupted`).
     /// [main-thread]
-    static func measure(_ file: SoundFile, progress: (Double) -> Bool) throws -> FileLoudness {
-        defer { try? file.close() }
+    static func measure(_ file: any AnalysisInput, progress: (Double) -> Bool) throws -> FileLoudness {
+        defer { _ = file.finish() }
         let channels = file.channels
         let meter = try ProgrammeLoudness(channels: channels, sampleRate: file.sampleRate,
                                           weights: ProgrammeLoudness.weights(layout: file.layout, channels: channels))
@@ -175,7 +183,8 @@ struct FileLoudness {
         }
         pipeline.finish(slot: slot)
         if interrupted { throw Interrupted() }
-        if let why = file.readError { throw Failure(description: why) }
+        let damage = file.finish()
+        if let why = file.readError { throw Failure(description: (damage + [why]).joined(separator: "; ")) }
         let labels = file.layout.channelLabels(count: channels)
         let scan = { (c: Int) in c < split ? scanner : workerScanner }
         let perChannel = (0..<channels).map { c in
@@ -190,7 +199,7 @@ struct FileLoudness {
         return FileLoudness(integratedLUFS: meter.integrated, loudnessRangeLU: meter.loudnessRange,
                             truePeakDBTP: EBUR128Meter.decibels(truePeak), samplePeakDBFS: EBUR128Meter.decibels(samplePeak),
                             durationSeconds: Double(frames) / file.sampleRate, frames: frames,
-                            sampleRate: file.sampleRate, layout: file.layout, channels: perChannel)
+                            sampleRate: file.sampleRate, layout: file.layout, channels: perChannel, damage: damage)
     }
 
     /// A level for people: one decimal, "-inf" for silence.
