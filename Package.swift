@@ -435,7 +435,7 @@ for (name, folder, dependencies) in [
     ("fuzz-control-line", "control-line", ["AudioGraph"]),
     ("fuzz-osc", "osc", ["AudioGraphOSC"]),
     ("fuzz-media", "media", ["AudioGraphMedia"]),
-    ("fuzz-sofa", "sofa", ["AudioGraphBinaural"]),
+    ("fuzz-sofa", "sofa", ["AudioGraphBinaural", "CMySOFA"]),
     ("fuzz-playlist", "playlist", ["AudioGraph"]),
     ("fuzz-reload-diff", "reload-diff", ["AudioGraph"]),
 ] as [(String, String, [Target.Dependency])] {

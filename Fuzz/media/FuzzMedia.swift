@@ -1,9 +1,10 @@
 // libFuzzer target: the `media` source's open and read path on mutated
 // bytes: `MediaFile(path:)` (libavformat's probe and stream description)
 // on the bytes written to a scratch file, then a cursor over every audio
-// stream read to its end (at most `maximumFrames` frames), a seek back to
-// the start and a few frames more. Any input must open or give an error,
-// and read as frames or end: no crash, no hang. See Fuzz/README.md.
+// stream the node would take (one with a sample rate; validation refuses
+// the others) read to its end (at most `maximumFrames` frames), a seek
+// back to the start and a few frames more. Any input must open or give an
+// error, and read as frames or end: no crash, no hang. See Fuzz/README.md.
 
 import AudioGraphMedia
 import Foundation
@@ -23,7 +24,8 @@ enum Target: FuzzTarget {
         let file: MediaFile
         do { file = try MediaFile(path: inputPath) } catch { _ = error.message; return }
         _ = file.defaultAudioStream
-        for stream in file.streams where stream.kind == "audio" {
+        // As the node takes them: audio with a sample rate (validation refuses the others).
+        for stream in file.streams where stream.kind == "audio" && stream.sampleRate > 0 {
             _ = file.presentationFrames(of: stream, sampleRate: 48000)
             // A cursor owns the file: one at a time, each on a file of its own.
             let own: MediaFile
