@@ -34,11 +34,16 @@ struct LatencyPlan: @unchecked Sendable {
         let latencies = engine.latencies
         var step: [String: Int] = [:]
         for (i, id) in engine.ids.enumerated() { step[id] = i }
+        // Each jack-out's upstream steps, walked once per node (not once
+        // per pair of ports: a graph may have many ports and many nodes).
+        var upstreamOf: [Int: Set<Int>] = [:]
         func upstream(_ s: Int) -> Set<Int> {
+            if let known = upstreamOf[s] { return known }
             var seen: Set<Int> = [], stack = [s]
             while let x = stack.popLast() {
                 for u in engine.inputIndices[x] where !seen.contains(u) { seen.insert(u); stack.append(u) }
             }
+            upstreamOf[s] = seen
             return seen
         }
         let slots = binder.ports.indices
