@@ -196,8 +196,13 @@ extension ComparisonResult {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// The files `writeReport(to:)` writes into its folder.
+    public static let reportFiles = ["report.json", "index.html"]
+
     /// Writes `report.json` and `index.html` into `directory` (created with
-    /// its parents when missing). [main-thread]
+    /// its parents when missing), each under a temporary name and renamed
+    /// into place: a link planted at either name is replaced, never written
+    /// through. [main-thread]
     /// - Throws: `ComparisonError` naming the file that could not be written.
     public func writeReport(to directory: String) throws(ComparisonError) {
         try Self.makeFolders(directory)
@@ -221,14 +226,10 @@ extension ComparisonResult {
     }
 
     static func write(_ text: String, to path: String) throws(ComparisonError) {
-        guard let f = fopen(path, "w") else {
-            throw ComparisonError("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        let bytes = Array(text.utf8)
-        let n = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
-        let closed = fclose(f)
-        if n != bytes.count || closed != 0 {
-            throw ComparisonError("cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            try AtomicFile.write(Array(text.utf8), to: path)
+        } catch {
+            throw ComparisonError("\(error)")
         }
     }
 }

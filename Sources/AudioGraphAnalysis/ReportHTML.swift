@@ -217,8 +217,8 @@ extension ComparisonResult {
             table { border-collapse: collapse; margin: 12px 0; }
             th, td { border: 1px solid #cccccc; padding: 4px 10px; text-align: right; }
             th:first-child, td:first-child { text-align: left; }
-            .plots { display: flex; flex-wrap: wrap; gap: 16px; }
-            svg.plot { border: 1px solid #dddddd; }
+            .plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(560px, 100%), 1fr)); gap: 16px; }
+            svg.plot { border: 1px solid #dddddd; box-sizing: border-box; width: 100%; height: auto; }
             .a { color: \(SVGPlot.colourA); } .b { color: \(SVGPlot.colourB); }
             </style>
             </head>

@@ -79,10 +79,21 @@ struct Abx: ParsableCommand {
             printError("agraph: \(flag) \(input): '\(node)' has \(inputs) inputs (in0…in\(inputs - 1))")
             throw ExitCode.failure
         }
+        // The results file is checked before the first trial: a listener's
+        // answers must not be lost to a name that cannot be written at the end.
         if let json {
-            let folder = (GraphPaths.resolve(json, against: GraphPaths.currentDirectory()) as NSString).deletingLastPathComponent
+            let absolute = GraphPaths.resolve(json, against: GraphPaths.currentDirectory())
+            let folder = (absolute as NSString).deletingLastPathComponent
             guard access(folder, W_OK) == 0 else {
                 printError("agraph: --json \(json): cannot write in the folder \(folder)")
+                throw ExitCode.failure
+            }
+            if let conflict = g.outputConflict(absolute) {
+                printError("agraph: --json \(json): \(conflict); write the results to another file")
+                throw ExitCode.failure
+            }
+            if let problem = FileChecks.writableFileProblem(absolute) {
+                printError("agraph: --json \(json): \(problem); write the results to a file")
                 throw ExitCode.failure
             }
         }
@@ -123,9 +134,10 @@ struct Abx: ParsableCommand {
         if let json {
             let report = results.json(graph: graph, node: node, inputA: a, inputB: b, seed: seed, planned: trials)
             do {
-                try (report.rendered() + "\n").write(toFile: json, atomically: true, encoding: .utf8)
+                // A temporary name, then a rename: never written through a link.
+                try AtomicFile.write(Array((report.rendered() + "\n").utf8), to: json)
             } catch {
-                printError("agraph: cannot write \(json): \(error.localizedDescription)")
+                printError("agraph: --json \(error)")
                 exitCode = 1
             }
         }

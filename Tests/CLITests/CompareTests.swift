@@ -212,6 +212,8 @@ final class CompareTests: XCTestCase {
               svg.setAttribute('data-series', series.join(';'));
             }
             document.body.setAttribute('data-height', document.documentElement.scrollHeight);
+            const page = document.body.getBoundingClientRect();
+            document.body.setAttribute('data-content', [page.left, page.width].map(Math.round).join(','));
             </script>
             """
         let html = try String(contentsOfFile: page, encoding: .utf8)
@@ -229,13 +231,19 @@ final class CompareTests: XCTestCase {
                   let close = dom.stdout.range(of: "\"", range: a.upperBound..<end.lowerBound) else { return nil }
             return String(dom.stdout[a.upperBound..<close.lowerBound])
         }
+        // The page's content column (inside the body's margins).
+        let content = try XCTUnwrap(dom.stdout.firstMatch(of: #/data-content="(\d+),(\d+)"/#).flatMap { m in
+            Int(m.output.1).flatMap { l in Int(m.output.2).map { (left: l, width: $0) } }
+        })
+        XCTAssertGreaterThan(content.width, width - 100, "the body spans the window")
         var boxes: [String: [Int]] = [:]
         for id in plots {
             let box = try XCTUnwrap(attribute("data-box", of: id), "\(id) was laid out").split(separator: ",").compactMap { Int($0) }
             XCTAssertEqual(box.count, 4)
-            // 640 × 320 and a 1 px border.
-            XCTAssertEqual(box[2], 642, "\(id) width")
-            XCTAssertEqual(box[3], 322, "\(id) height")
+            // Two plots to a row (16 px apart) across the page's whole
+            // width, 2:1 as drawn (640 × 320), with a 1 px border.
+            XCTAssertEqual(Double(box[2]), Double(content.width - 16) / 2, accuracy: 1.5, "\(id) width: half the page's \(content.width) px")
+            XCTAssertEqual(Double(box[3]), Double(box[2] - 2) / 2 + 2, accuracy: 1.5, "\(id) height")
             boxes[id] = box
             let series = try XCTUnwrap(attribute("data-series", of: id)).split(separator: ";").map { $0.split(separator: "x").compactMap { Int($0) } }
             let expected = id.hasPrefix("plot-difference") ? 1 : 2
@@ -255,6 +263,13 @@ final class CompareTests: XCTestCase {
                 }
             }
         }
+        // Each pair of per-ear plots fills its row, edge to edge.
+        for pair in [("plot-spectrum-left", "plot-spectrum-right"), ("plot-difference-left", "plot-difference-right"), ("plot-ild", "plot-itd")] {
+            guard let l = boxes[pair.0], let r = boxes[pair.1] else { continue }
+            XCTAssertEqual(l[1], r[1], "\(pair.0) and \(pair.1) share a row")
+            XCTAssertEqual(l[0], content.left, accuracy: 1, "\(pair.0) starts at the page's left edge")
+            XCTAssertEqual(r[0] + r[2], content.left + content.width, accuracy: 1, "\(pair.1) ends at the page's right edge")
+        }
         let height = try XCTUnwrap(dom.stdout.firstMatch(of: #/data-height="(\d+)"/#).flatMap { Int($0.output.1) })
         let shot = dir.file("page.png")
         let r = try runTool(chromium, flags + ["--screenshot=" + shot, "--window-size=\(width),\(height + 40)", "file://" + page], timeout: 120)
@@ -270,9 +285,12 @@ final class CompareTests: XCTestCase {
             guard let box = boxes[id] else { continue }
             // Inside the axes' frame only (SVGPlot's margins: left 64,
             // right 16, top 46, bottom 52; plus the border): not the legend.
+            // The plot is drawn at `scale` of its 640 × 320 units.
+            let scale = Double(box[2] - 2) / 640
+            func at(_ units: Double) -> Int { Int((units * scale).rounded()) }
             var counts = [Int](repeating: 0, count: colours.count)
-            for y in max(box[1] + 1 + 46, 0)..<min(box[1] + 1 + 320 - 52, height + 40) {
-                for x in max(box[0] + 1 + 64, 0)..<min(box[0] + 1 + 640 - 16, width) {
+            for y in max(box[1] + 1 + at(46), 0)..<min(box[1] + 1 + at(320 - 52), height + 40) {
+                for x in max(box[0] + 1 + at(64), 0)..<min(box[0] + 1 + at(640 - 16), width) {
                     let p = 3 * (y * width + x)
                     for (i, c) in colours.enumerated()
                     where abs(Int(pixels[p]) - c.1[0]) < 40 && abs(Int(pixels[p + 1]) - c.1[1]) < 40 && abs(Int(pixels[p + 2]) - c.1[2]) < 40 {
