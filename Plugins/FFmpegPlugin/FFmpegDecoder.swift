@@ -45,6 +45,9 @@ final class FFmpegDecoder: PluginStreamDecoder {
         parameters: [
             .choice("quality", qualities, default: "high",
                     "Rate conversion quality when the stream's rate is not the graph's (libswresample's soxr engine: 16, 16, 20, 20, 28 bits)."),
+            // Read by the host's decoder node (AudioGraphPlugins' PluginDecoderNode), not here.
+            .choice("onError", ["fail", "skip"], default: "fail",
+                    "Damaged media (frames the decoder conceals, packets lost from the container): fail (an offline render stops there and exits non-zero, naming the file and what was concealed) or skip (conceal it with a warning and go on). Skip on either this node or its media source skips. Live playback conceals either way."),
         ])
 
     /// Largest PCM one packet gives, after rate conversion (FLAC frames of

@@ -313,9 +313,17 @@ public protocol CompressedFrameSource: AnyObject {
     /// Its `transport` parameter: whether the decoders reading it follow
     /// the host's transport (`TransportFollowing`).
     var transportMode: TransportMode { get }
+    /// The file the stream is read from, for messages about its damage;
+    /// nil when it has none.
+    var mediaPath: String? { get }
+    /// Its `onError` parameter, "fail" or "skip" (what a decoder reading it
+    /// does with damaged frames offline), when the source has one.
+    var onError: String? { get }
 }
 
 extension CompressedFrameSource {
     public var playback: PlaybackWindow { .whole }
     public var transportMode: TransportMode { .free }
+    public var mediaPath: String? { nil }
+    public var onError: String? { nil }
 }

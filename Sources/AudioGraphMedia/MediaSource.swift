@@ -25,6 +25,8 @@ public struct MediaSourceType: NodeType {
             .init("loop", .boolean, default: .boolean(false), "Start again at `start` after `end` (no end of stream)."),
             .init("transport", .choice(TransportMode.names), default: .string(TransportMode.free.rawValue),
                   TransportMode.parameterHelp + " The decoder reading it follows: transport frame F plays the stream from start + F; with loop and a known end, wrapped into start…end."),
+            .init("onError", .choice(["fail", "skip"]), default: .string("fail"),
+                  "Damaged media (packets lost from the container, frames the decoder conceals): fail (an offline render stops there and exits non-zero, naming the file and what was concealed) or skip (conceal it with a warning and go on; as the decoder's own onError: skip). Live playback conceals either way."),
         ],
         domain: .background)
 
@@ -113,7 +115,8 @@ public struct MediaSourceType: NodeType {
         }
         return MediaSourceNode(path: full, stream: file.streams[index], sampleRate: c.sampleRate,
                                window: PlaybackWindow(start: start, end: end, loops: c.parameters.boolean("loop") ?? false),
-                               transportMode: TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free)
+                               transportMode: TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free,
+                               onError: c.parameters.string("onError") ?? "fail")
     }
 }
 
@@ -126,10 +129,13 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, @unchecke
     public let sampleRate: Double
     public let playback: PlaybackWindow
     public let transportMode: TransportMode
+    public let onError: String?
     var output: AudioBus?
 
     /// [main-thread]
-    init(path: String, stream: MediaStream, sampleRate: Double, window: PlaybackWindow, transportMode: TransportMode) {
+    init(path: String, stream: MediaStream, sampleRate: Double, window: PlaybackWindow, transportMode: TransportMode,
+         onError: String = "fail") {
+        self.onError = onError
         self.path = path
         self.stream = stream
         self.sampleRate = sampleRate
@@ -138,6 +144,8 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, @unchecke
     }
 
     public var codec: String { stream.codec }
+
+    public var mediaPath: String? { path }
 
     /// Each decoder gets its own demuxer over the file. [main-thread]
     public func makeCursor() throws -> any CompressedFrameCursor {

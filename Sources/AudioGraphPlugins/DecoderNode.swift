@@ -26,6 +26,11 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
     let nodeID: String
     let channels: Int
     let cursor: any CompressedFrameCursor
+    /// The file decoded, for messages (the source's `mediaPath`).
+    let mediaPath: String?
+    /// Damaged frames end an offline render with an error (`onError:
+    /// "fail"`); else they are concealed and reported as a warning.
+    let failsOnDamage: Bool
     let liveMask: [Bool]
     var feed: FeedRing?
     var job: DecoderJob?
@@ -37,7 +42,9 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
 
     /// [main-thread]
     init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String,
-         source: any CompressedFrameSource, channels: Int, host: PluginHost) throws {
+         source: any CompressedFrameSource, channels: Int, host: PluginHost, failsOnDamage: Bool = false) throws {
+        self.failsOnDamage = failsOnDamage
+        mediaPath = source.mediaPath
         decoder = try PluginFrameDecoder(type: type, instance: instance, host: host, typeID: typeID, nodeID: nodeID,
                                          channels: channels)
         routeExt = routeExtension(type, instance)
@@ -217,17 +224,27 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
         feed.isEnded || feed.bufferedFrames >= min(frames, target.load(ordering: .relaxed))
     }
 
-    /// Reports a fatal decoder error in the decoder's words. (Bad frames
-    /// are corrupt media: counted and played as silence, not an error.)
+    /// Damage found with `onError: "fail"`: an offline render stops at
+    /// the next block (live playback goes on concealing). [any thread]
+    var hasFailed: Bool { node.failsOnDamage && node.damagedFrames > 0 }
+
+    /// Reports a fatal decoder error in the decoder's words, and damage
+    /// found with `onError: "fail"`. [control-thread & !rendering]
     func finish() throws {
-        if let failure { throw EngineError(nodeID: node.nodeID, failure) }
+        _ = try finish(completed: true)
     }
 
-    /// Names the damage found, if any (`agraph render` prints it).
+    /// Names the damage found, if any (`agraph render` prints it): an
+    /// error with `onError: "fail"`, else a warning. [control-thread & !rendering]
     func finish(completed: Bool) throws -> [String] {
-        try finish()
+        if let failure { throw EngineError(nodeID: node.nodeID, failure) }
         let bad = node.damagedFrames
         guard bad > 0 else { return [] }
-        return ["'\(node.nodeID)': \(bad) damaged frame\(bad == 1 ? "" : "s") concealed\(stream.lastBadFrame.map { " (last: \($0))" } ?? "")"]
+        let what = "damaged input \(node.mediaPath ?? "(the stream of '\(node.nodeID)')"): \(bad) damaged frame\(bad == 1 ? "" : "s") concealed"
+            + (stream.lastBadFrame.map { " (last: \($0))" } ?? "")
+        if node.failsOnDamage {
+            throw EngineError(nodeID: node.nodeID, what + "; the render stopped there (onError: fail; --allow-damaged or onError: skip renders what decodes)")
+        }
+        return ["warning: '\(node.nodeID)': \(what) (onError: skip)"]
     }
 }

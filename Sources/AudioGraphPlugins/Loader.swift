@@ -621,8 +621,13 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
                 type.pointee.destroy?(instance)
                 throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID): its input is not a source of compressed frames")
             }
+            // Damage fails an offline render when the decoder or its source
+            // has an onError parameter and neither says "skip".
+            let policies = [c.parameters.string("onError"), source.onError].compactMap { $0 }
+            let failsOnDamage = !policies.isEmpty && !policies.contains("skip")
             return try PluginDecoderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID,
-                                         source: source, channels: c.outputFormat?.channels ?? 2, host: host)
+                                         source: source, channels: c.outputFormat?.channels ?? 2, host: host,
+                                         failsOnDamage: failsOnDamage)
         }
         return PluginRenderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID, host: host)
     }

@@ -21,6 +21,8 @@ struct BatchRequest {
     var duration: Double?
     var blockFrames: Int
     var quiet: Bool
+    /// `--allow-damaged`, passed on to every render.
+    var allowDamaged = false
 
     /// Splits `--each NODE.PARAM=FILE FILE…` into the address and the
     /// files. [main-thread]
@@ -92,10 +94,12 @@ struct Shard: Equatable {
 /// file sinks, `DIR/song.SINK.wav` for each. Two inputs that would give the
 /// same name, or an output that is an input or the graph, are refused
 /// before anything is rendered (checked on the whole list, so every shard
-/// refuses alike). A render writes `DIR/.song.wav.partial-PID` (PID: this
-/// process) and the file is renamed to `song.wav` when the render has
+/// refuses alike). A render writes `DIR/.song.wav.partial-HOST-PID` (PID:
+/// this process) and the file is renamed to `song.wav` when the render has
 /// succeeded; a failed or interrupted render leaves nothing of its own in
-/// DIR.
+/// DIR. Each render dies with this process (`BatchLeftovers.dieWithParent`),
+/// and what a batch killed outright left is removed by the next one
+/// (`BatchLeftovers.removeDead`).
 ///
 /// [main-thread]
 struct Batch {
@@ -133,6 +137,9 @@ struct Batch {
         var started = 0
         var stopped = 0
         var failures: [Failure] = []
+        /// Inputs rendered with damage allowed (`--allow-damaged`, `onError:
+        /// skip`), with what each render said of it.
+        var damaged: [Failure] = []
     }
 
     /// Plans, renders every input of the shard, and reports.
@@ -159,6 +166,10 @@ struct Batch {
             printError("agraph: --output-dir \(request.outputDir): \(problem)")
             throw ExitCode.failure
         }
+        let removed = BatchLeftovers.removeDead(in: directory)
+        if !removed.isEmpty {
+            printError("agraph: removed \(removed.count) partial render\(removed.count == 1 ? "" : "s") left in \(request.outputDir) by an earlier batch that no longer runs: \(removed.joined(separator: ", "))")
+        }
         let shardNote = request.shard.map { " (shard \($0.description) of \(all.count) inputs)" } ?? ""
         if items.isEmpty, !request.quiet { printError("agraph: no inputs to render\(shardNote)") }
 
@@ -170,6 +181,14 @@ struct Batch {
         if !request.quiet {
             let elapsed = MonotonicClock.seconds() - start
             printError("agraph: rendered \(tally.rendered) of \(items.count) input\(s)\(shardNote) into \(request.outputDir) in \(formatFixed(elapsed, 1)) s")
+        }
+        // Listed with --quiet too: a damaged input is never passed over in silence.
+        if !tally.damaged.isEmpty {
+            printError("agraph: \(tally.damaged.count) of \(items.count) input\(s) rendered with damage concealed or skipped:")
+            for d in tally.damaged {
+                printError("  \(d.input):")
+                for line in d.reasons { printError("    \(line)") }
+            }
         }
         if !tally.failures.isEmpty {
             printError("agraph: \(tally.failures.count) of \(items.count) input\(s) failed:")
@@ -221,6 +240,8 @@ struct Batch {
                 switch finish(r.item, r.child) {
                 case .rendered:
                     tally.rendered += 1
+                    let damage = r.child.lines.filter { $0.hasSuffix("(onError: skip)") }
+                    if !damage.isEmpty { tally.damaged.append(Failure(input: r.item.input, reasons: damage)) }
                     report(tally.finished, of: items.count, r.item, failed: false,
                            seconds: MonotonicClock.seconds() - r.child.started, warnings: r.child.lines)
                 case .stopped:
@@ -289,7 +310,29 @@ struct Batch {
         if reasons.isEmpty {
             reasons = [child.signal.map { "the render was ended by signal \($0)" } ?? "the render failed (exit status \(child.exitStatus ?? -1))"]
         }
-        return .failed(reasons)
+        return .failed(reasons.map { truthful($0, item) })
+    }
+
+    /// A failed render's line as the user should read it once its
+    /// temporaries are gone: the render's internal name
+    /// (`DIR/.song.wav.partial-PID`) becomes the output's own, and "kept
+    /// in ….part" becomes what is true now: deleted, the output unchanged.
+    func truthful(_ line: String, _ item: Item) -> String {
+        var text = line
+        for o in item.outputs where text.contains(o.temporary) {
+            let name = shown(o.final)
+            let state = access(o.final, F_OK) == 0 ? "\(name) is unchanged" : "\(name) was not written"
+            // FileSink's "…; N frames (S s) were written and kept in T; F is unchanged".
+            if let m = text.firstMatch(of: #/; (\d+) frames \(([0-9.]+) s\) were written and kept in .*$/#) {
+                text = String(text[..<m.range.lowerBound]) + "; the \(m.output.2) s rendered were deleted; \(state)"
+            }
+            // "…: rendering did not complete; the S s written are kept in T, and F is unchanged".
+            if let m = text.firstMatch(of: #/; the ([0-9.]+) s written are kept in .*$/#) {
+                text = String(text[..<m.range.lowerBound]) + "; the \(m.output.1) s rendered were deleted; \(state)"
+            }
+            text = text.replacingOccurrences(of: o.temporary, with: name)
+        }
+        return text
     }
 
     /// Removes an item's temporary outputs: the finished file and the
@@ -311,6 +354,7 @@ struct Batch {
     /// read as a number or `true`).
     private func arguments(for item: Item, sinks: [Sink]) -> [String] {
         var a = ["render", request.graph, "--quiet", "--block-frames", String(request.blockFrames)]
+        if request.allowDamaged { a.append("--allow-damaged") }
         if let d = request.duration { a += ["--duration", String(d)] }
         for s in request.settings { a += ["--set", s] }
         a += ["--set", "\(request.address)=\(JSONOut.string(item.path).rendered())"]

@@ -110,7 +110,7 @@ extension Batch {
                 } else if canonical == graphFile {
                     problems.append("the output \(shown(final)) of \(input) is the graph file; choose another --output-dir")
                 }
-                outputs.append((sink.id, final, directory + "/.\(name).partial-\(pid)"))
+                outputs.append((sink.id, final, BatchLeftovers.temporary(name, in: directory, pid: pid)))
             }
             items.append(Item(input: input, path: path, outputs: outputs))
         }

@@ -63,11 +63,23 @@ struct Compare: ParsableCommand {
 
     func run() throws {
         let g = try loadGraph(graph, overrides: try ParameterOverrides.parse(settings))
+        if let report {
+            // Checked before the render: the report must not land on the graph or its inputs.
+            let folder = GraphPaths.resolve(report, against: GraphPaths.currentDirectory())
+            for name in ComparisonResult.reportFiles {
+                if let conflict = g.outputConflict(folder + "/" + name) {
+                    printError("agraph: --report \(report): \(conflict); choose another folder")
+                    throw ExitCode.failure
+                }
+            }
+        }
         signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         var options = ComparisonOptions(a: a, b: b, duration: duration)
         options.blockFrames = blockFrames
-        let total = duration ?? knownSeconds(g) ?? options.endlessSeconds
+        // The endless graph's default only when a source never ends: a
+        // stream whose length is not known shows no total rather than a false one.
+        let total = duration ?? knownSeconds(g) ?? (g.endlessSources.isEmpty ? nil : options.endlessSeconds)
         let progress = ProgressBar(label: "compare", total: total, enabled: !quiet)
         let result: ComparisonResult
         do {

@@ -37,6 +37,9 @@ struct Render: ParsableCommand {
     @Flag(help: "No progress output.")
     var quiet = false
 
+    @Flag(help: "Render damaged inputs anyway: every node's onError becomes skip (damage concealed or the source ended there), and the exit status is 0; each damaged input is still listed on stderr, --quiet or not.")
+    var allowDamaged = false
+
     @Option(name: .customLong("set"), help: ParameterOverrides.help)
     var settings: [String] = []
 
@@ -79,15 +82,20 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
+        // A render of a batch dies with the batch (RenderChild).
+        if let value = getenv(BatchLeftovers.parentVariable), let parent = pid_t(String(cString: value)) {
+            BatchLeftovers.dieWithParent(parent)
+        }
         if !each.isEmpty {
             let (address, inputs) = try BatchRequest.inputs(each)
             let request = BatchRequest(
                 graph: graph, settings: settings, address: address, inputs: inputs, outputDir: outputDir ?? ".",
                 jobs: jobs ?? BatchRequest.availableProcessors(), shard: try shard.map { try Shard(parsing: $0) },
-                duration: duration, blockFrames: blockFrames, quiet: quiet)
+                duration: duration, blockFrames: blockFrames, quiet: quiet, allowDamaged: allowDamaged)
             return try Batch(request).run()
         }
-        let g = try loadGraph(graph, overrides: try ParameterOverrides.parse(settings))
+        var g = try loadGraph(graph, overrides: try ParameterOverrides.parse(settings))
+        if allowDamaged { g = Self.allowingDamage(g) }
         let endless = g.endlessSources
         if duration == nil, !endless.isEmpty {
             printError("agraph: \(graph): \(endless.joined(separator: ", ")) never end\(endless.count == 1 ? "s" : ""); give --duration SECONDS")
@@ -164,6 +172,18 @@ struct Render: ParsableCommand {
     }
 }
 
+extension Render {
+    /// `--allow-damaged`: the graph with every `onError` parameter (`file`,
+    /// `media`, `ffmpeg`…) set to "skip". [main-thread]
+    static func allowingDamage(_ graph: ValidatedGraph) -> ValidatedGraph {
+        var g = graph
+        for i in g.nodes.indices where g.nodes[i].descriptor.parameters.contains(where: { $0.name == "onError" }) {
+            g.nodes[i].parameters.values["onError"] = .string("skip")
+        }
+        return g
+    }
+}
+
 /// Whether the graph has a node that writes a file (a parameter of type
 /// `.outputPath`, like `file-out`'s path).
 func writesFiles(_ g: ValidatedGraph) -> Bool {
@@ -171,13 +191,16 @@ func writesFiles(_ g: ValidatedGraph) -> Bool {
 }
 
 /// The seconds a render of `g` will last when every source says how long
-/// it is (a tone's `duration`, a `file`'s length less its `start`): the
+/// it is (a tone's `duration`, a `file`'s length less its `start`, the
+/// `end` less the `start` of a source that stops there, like `media`): the
 /// longest of them. nil when a source's length is not known. [main-thread]
 func knownSeconds(_ g: ValidatedGraph) -> Double? {
     var longest = 0.0
     for n in g.nodes where n.inputs.isEmpty {
         if let seconds = n.parameters.number("duration") {
             longest = max(longest, seconds)
+        } else if n.parameters.boolean("loop") != true, let end = n.parameters.number("end") {
+            longest = max(longest, end - (n.parameters.number("start") ?? 0))
         } else if n.descriptor.typeID == "file", n.parameters.boolean("loop") != true, let path = n.parameters.string("path"),
                   let file = try? SoundFile(reading: GraphPaths.resolve(path, against: g.directory)), file.isLengthKnown {
             let seconds = Double(file.frames) / file.sampleRate - (n.parameters.number("start") ?? 0)

@@ -8,7 +8,8 @@ import Glibc
 /// stderr on a pipe that the parent reads while it runs. The child stays in
 /// the parent's process group, so Ctrl-C on a terminal reaches every render
 /// at once; a SIGTERM sent to the parent alone is passed on with
-/// `terminate()`. [main-thread: every method, on the thread that started it]
+/// `terminate()`; a parent killed outright takes its children with it
+/// (`AGRAPH_BATCH_PARENT`, `BatchLeftovers.dieWithParent`). [main-thread: every method, on the thread that started it]
 final class RenderChild {
     let pid: pid_t
     /// The read end of the child's stderr (non-blocking).
@@ -61,8 +62,19 @@ final class RenderChild {
 
         let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The render dies with this process (BatchLeftovers.dieWithParent).
+        var variables: [String] = []
+        var e = environ
+        while let entry = e.pointee {
+            let text = String(cString: entry)
+            if !text.hasPrefix(BatchLeftovers.parentVariable + "=") { variables.append(text) }
+            e += 1
+        }
+        variables.append("\(BatchLeftovers.parentVariable)=\(getpid())")
+        let envp = variables.map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
         var child = pid_t()
-        let rc = posix_spawn(&child, Self.executable, &actions, &attributes, argv, environ)
+        let rc = posix_spawn(&child, Self.executable, &actions, &attributes, argv, envp)
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])
