@@ -79,7 +79,10 @@ enum BatchLeftovers {
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") {
             _ = unsafeBitCast(symbol, to: Prctl.self)(PR_SET_PDEATHSIG, UInt(SIGKILL), 0, 0, 0)
         }
-        if getppid() != parent { exit(1) }
+        if getppid() != parent {
+            printError("agraph: the batch that started this render (process \(parent), \(parentVariable)) has ended; not rendering")
+            exit(1)
+        }
     }
 
     /// The environment variable that tells a render its batch's PID.
