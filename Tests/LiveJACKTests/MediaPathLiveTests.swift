@@ -1,0 +1,35 @@
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 22 (B): a `media` path a user names must never block `agraph
+/// run`'s main thread: a reload to a graph whose `media` path is a FIFO is
+/// refused with the reason, the console still answers, and SIGTERM ends it.
+final class MediaPathLiveTests: LiveTestCase {
+    func testAReloadToAFIFOMediaPathIsRefusedAndTheConsoleAndSIGTERMStillWork() throws {
+        XCTAssertEqual(mkfifo(dir.file("pipe.m4a"), 0o644), 0)
+        let first = #"{"format": "agraph/1", "sampleRate": 48000, "nodes": [{"id": "tone", "type": "test-tone", "params": {"waveform": "sine", "frequency": 1000, "level": -12, "channels": 1}}, {"id": "out", "type": "jack-out", "params": {"ports": ["main_1"]}}], "links": [{"from": "tone", "to": "out"}]}"#
+        let fifo = #"{"format": "agraph/1", "sampleRate": 48000, "nodes": [{"id": "m", "type": "media", "params": {"path": "pipe.m4a"}}, {"id": "dec", "type": "ffmpeg"}, {"id": "out", "type": "jack-out", "params": {"ports": ["main_1"]}}], "links": [{"from": "m", "to": "dec"}, {"from": "dec", "to": "out"}]}"#
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        let path = try writeGraph(first)
+        _ = try writeGraph(fifo, "fifo.json")
+        let cli = try startAgraphRun(path, server: server)
+        defer { cli.kill() }
+        cli.send("reload fifo.json")
+        XCTAssertNotNil(cli.waitForStderr("the running graph plays on", timeout: 10), cli.stderr)
+        XCTAssertTrue(cli.stderr.contains("/nodes/0/params/path") && cli.stderr.contains("FIFO"), cli.stderr)
+        // The console answers: `status` prints the status line.
+        let before = cli.stdout.count
+        cli.send("status")
+        XCTAssertTrue(waitUntil(timeout: 10) { cli.stdout.count > before && cli.stdout.dropFirst(before).contains("\n") },
+                      "no reply to status after the reload: \(cli.stderr)")
+        // SIGTERM ends it cleanly.
+        cli.process.send(SIGTERM)
+        XCTAssertTrue(cli.waitForExit(timeout: 10), "SIGTERM did not end agraph run: \(cli.stderr)")
+        XCTAssertEqual(cli.status, 0, cli.stderr)
+    }
+}
