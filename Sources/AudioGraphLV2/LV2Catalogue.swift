@@ -1,18 +1,24 @@
 import AudioGraphCore
+import Foundation
 
 /// What `agraph nodes lv2` and `agraph nodes lv2:URI` print. [main-thread]
 public enum LV2Catalogue {
     /// Every installed plugin: name, URI, audio and control ports, and
     /// whether AudioGraph can host it (and why not).
-    public static func list() -> String {
-        let world = LV2World.shared
-        let uris = world.uris
-        var out = "LV2 plugins on LV2_PATH=\(LV2World.searchPath) (\(uris.count)); describe one with `agraph nodes lv2:URI`:\n"
-        for uri in uris {
-            guard let d = try? world.describe(uri) else {
-                out += "  \(uri)\n      (its description cannot be read)\n"
-                continue
+    /// `search`: only the plugins whose name, URI or class holds it
+    /// (any case).
+    public static func list(search: String? = nil) -> String {
+        var plugins = LV2World.shared.listing()
+        let total = plugins.count
+        if let search, !search.isEmpty {
+            plugins = plugins.filter { d in
+                [d.name, d.uri, d.className].contains { $0.range(of: search, options: .caseInsensitive) != nil }
             }
+        }
+        let matching = search.map { ", \(plugins.count) matching \"\($0)\"" } ?? ""
+        var out = "LV2 plugins on LV2_PATH=\(LV2World.searchPath) (\(total)\(matching)); describe one with `agraph nodes lv2:URI`:\n"
+        for d in plugins {
+            let uri = d.uri
             let note = LV2PluginType.unhostable(d).map { "  [not hostable: \($0.words)]" } ?? ""
             out += "  \(d.name) <\(uri)>\n"
             out += "      audio \(d.audioInputs.count) in\(d.sideChainInputs.isEmpty ? "" : " + \(d.sideChainInputs.count) sidechain"), \(d.audioOutputs.count) out; "

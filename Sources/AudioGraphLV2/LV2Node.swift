@@ -476,10 +476,14 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     }
 
     private func restore(_ text: String) throws {
+        // Checked at validation; again here, outside the world's lock (lilv
+        // crashes on Turtle without a preset). EngineError names the node.
+        if let problem = LV2World.shared.stateProblem(text, plugin: plugin.uri) { throw LV2Error(problem) }
         let urids = LV2URIDTable.shared
         try LV2World.shared.withWorld { (w: OpaquePointer) throws in
             guard let st = lilv_state_new_from_string(w, urids.mapFeature, text) else {
-                throw LV2Error("node '\(nodeID)': its \"state\" is not an LV2 state lilv can read (Turtle from a saved state)")
+                // EngineError names the node.
+                throw LV2Error("its \"state\" is not an LV2 state lilv can read (Turtle from a saved state)")
             }
             defer { lilv_state_free(st) }
             for (k, inst) in instances.enumerated() {

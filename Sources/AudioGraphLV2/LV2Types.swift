@@ -192,6 +192,11 @@ public struct LV2PluginType: NodeType {
     }
 
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        // At validation, not first at render: with the parameter's pointer.
+        if let text = c.parameters.string("state"), !text.isEmpty,
+           let problem = LV2World.shared.stateProblem(text, plugin: plugin.uri) {
+            c.error(parameter: "state", problem)
+        }
         for control in controls {
             guard let v = c.parameters.number(control.parameter.name),
                   let problem = Self.rateProblem(control, v, sampleRate: c.sampleRate) else { continue }

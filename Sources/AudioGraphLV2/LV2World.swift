@@ -1,5 +1,6 @@
 import AudioGraphCore
 import CLilv
+import CLV2Host
 import Foundation
 
 // The LV2 world: lilv's view of every plugin installed on LV2_PATH, loaded
@@ -138,12 +139,69 @@ public final class LV2World: @unchecked Sendable {
     func withWorld<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
-        if world == nil {
-            let w = lilv_world_new()
-            lilv_world_load_all(w)
+        if world == nil, let w = lilv_world_new() {
+            Self.loadAll(w)
             world = w
         }
         return try body(world!)
+    }
+
+    /// Loads what `lilv_world_load_all` loads, but only the entries of
+    /// `searchPath`'s folders that are bundles (folders holding a
+    /// manifest.ttl): for any other entry (a stray file, a folder without
+    /// a manifest) lilv prints three errors on stderr, on every command
+    /// that loads the world. A bundle's own errors (a broken manifest, a
+    /// plugin's broken description) are still lilv's to print. [under the lock]
+    static func loadAll(_ w: OpaquePointer) {
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
+        for part in searchPath.split(separator: ":") {
+            var folder = String(part)
+            if folder == "~" || folder.hasPrefix("~/") { folder = home + folder.dropFirst() }
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            for name in entries.sorted() {
+                let bundle = (folder.hasSuffix("/") ? folder : folder + "/") + name + "/"
+                var st = stat()
+                guard stat(bundle + "manifest.ttl", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                      let n = lilv_new_file_uri(w, nil, bundle) else { continue }
+                lilv_world_load_bundle(w, n)
+                lilv_node_free(n)
+            }
+        }
+        // lilv_world_load_all's last steps (the specifications and plugin
+        // classes of what is loaded), with no folder left to read.
+        if let none = lilv_new_string(w, "") {
+            lilv_world_set_option(w, LILV_OPTION_LV2_PATH, none)
+            lilv_node_free(none)
+        }
+        lilv_world_load_all(w)
+    }
+
+    /// What is wrong with `text` as the `state` of plugin `uri`, or nil:
+    /// Turtle that does not parse (serd's message, with the line and
+    /// column in the state), Turtle that holds no LV2 state lilv can read,
+    /// or the state of another plugin. Nothing is printed.
+    public func stateProblem(_ text: String, plugin uri: String) -> String? {
+        var message = [CChar](repeating: 0, count: 512)
+        var line: UInt32 = 0, column: UInt32 = 0
+        var hasPreset: Int32 = 0
+        if agraph_turtle_check(text, &message, message.count, &line, &column, &hasPreset) != 0 {
+            let detail = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return "the state is not valid Turtle: line \(line), column \(column) of the state: \(detail.isEmpty ? "syntax error" : detail)"
+        }
+        // lilv 0.24 dereferences NULL on Turtle without a preset.
+        guard hasPreset != 0 else {
+            return "the state holds no LV2 state (nothing in it is a pset:Preset; write the Turtle a saved state gives: LV2State.save, or a session's save)"
+        }
+        return withWorld { w in
+            guard let st = lilv_state_new_from_string(w, LV2URIDTable.shared.mapFeature, text) else {
+                return "the state holds no LV2 state lilv can read (write the Turtle a saved state gives: LV2State.save, or a session's save)"
+            }
+            defer { lilv_state_free(st) }
+            if let p = lilv_state_get_plugin_uri(st), let s = lilv_node_as_uri(p), String(cString: s) != uri {
+                return "the state is one of the plugin \"\(String(cString: s))\", not of \"\(uri)\""
+            }
+            return nil
+        }
     }
 
     /// A URI node, made once. [under the lock]
@@ -227,7 +285,28 @@ public final class LV2World: @unchecked Sendable {
         return lilv_node_as_float(n)
     }
 
-    private func describe(_ w: OpaquePointer, _ p: OpaquePointer, _ uri: String) -> LV2PluginDescription {
+    /// Every installed plugin as `agraph nodes lv2` lists it, sorted by
+    /// URI: a description with the ports' kinds, directions, sidechain and
+    /// latency roles only (no ranges, names, scale points or units: the
+    /// list shows none, and reading them for hundreds of plugins took
+    /// seconds). Not cached; `describe` gives the whole description.
+    public func listing() -> [LV2PluginDescription] {
+        withWorld { w in
+            var out: [LV2PluginDescription] = []
+            guard let plugins = lilv_world_get_all_plugins(w) else { return out }
+            var i = lilv_plugins_begin(plugins)
+            while !lilv_plugins_is_end(plugins, i) {
+                if let p = lilv_plugins_get(plugins, i), let u = lilv_node_as_uri(lilv_plugin_get_uri(p)) {
+                    out.append(descriptions[String(cString: u)] ?? describe(w, p, String(cString: u), full: false))
+                }
+                i = lilv_plugins_next(plugins, i)
+            }
+            return out.sorted { $0.uri < $1.uri }
+        }
+    }
+
+    /// `full` false: the ports' kinds, directions and roles only (`listing`).
+    private func describe(_ w: OpaquePointer, _ p: OpaquePointer, _ uri: String, full: Bool = true) -> LV2PluginDescription {
         let nameNode = lilv_plugin_get_name(p)
         defer { lilv_node_free(nameNode) }
         let className = lilv_plugin_get_class(p).flatMap { string(lilv_plugin_class_get_label($0)) } ?? ""
@@ -246,6 +325,15 @@ public final class LV2World: @unchecked Sendable {
             func isA(_ n: OpaquePointer?) -> Bool { n.map { lilv_port_is_a(p, port, $0) } ?? false }
             func has(_ n: OpaquePointer?) -> Bool { n.map { lilv_port_has_property(p, port, $0) } ?? false }
             let kind: LV2Port.Kind = isA(audio) ? .audio : isA(control) ? .control : isA(cv) ? .cv : isA(atom) ? .atom : .other
+            guard full else {
+                let role = kind == .audio || kind == .control
+                ports.append(LV2Port(
+                    index: Int(i), symbol: "", name: "", kind: kind, isInput: isA(input), minimum: nil, maximum: nil,
+                    defaultValue: nil, isToggle: false, isInteger: false, isEnumeration: false,
+                    reportsLatency: kind == .control && has(latency), isSideChain: role && has(sideChain),
+                    isOptional: false, isSampleRate: false, scalePoints: [], unit: nil))
+                continue
+            }
             var def: OpaquePointer?, lo: OpaquePointer?, hi: OpaquePointer?
             lilv_port_get_range(p, port, &def, &lo, &hi)
             defer { lilv_node_free(def); lilv_node_free(lo); lilv_node_free(hi) }

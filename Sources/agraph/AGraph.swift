@@ -137,15 +137,22 @@ struct Nodes: ParsableCommand {
 
     @Argument(help: "A node type to describe.") var type: String?
 
+    @Option(name: .customLong("search"), help: ArgumentHelp("With lv2: only the plugins whose name, URI or class holds WORD (any case).", valueName: "WORD"))
+    var search: String?
+
+    func validate() throws {
+        if search != nil && type != "lv2" { throw ValidationError("--search filters the LV2 plugins: agraph nodes lv2 --search WORD") }
+    }
+
     func run() throws {
+        if type == "lv2" {
+            print(LV2Catalogue.list(search: search), terminator: "")
+            return
+        }
         let registry = standardRegistry()
         guard let type else {
             print(Describe.nodeList(registry), terminator: "")
             if !pluginReport.failures.isEmpty { printError("agraph: \(pluginReport.note)") }
-            return
-        }
-        if type == "lv2" {
-            print(LV2Catalogue.list(), terminator: "")
             return
         }
         if type.hasPrefix("lv2:") {

@@ -6,6 +6,7 @@
 #define AGRAPH_CLV2HOST_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <lv2/log/log.h>
 #include <lv2/urid/urid.h>
@@ -85,6 +86,15 @@ static inline void agraph_lv2_run_timing_add(uint64_t ns) {
 static inline uint64_t agraph_lv2_run_timing_total(void) {
     return atomic_load_explicit(&agraph_lv2_run_timing_ns, memory_order_relaxed);
 }
+
+/// Parses `text` as Turtle and keeps nothing, to find its first syntax
+/// error (`turtle.c`): 0 when there is none; else 1, with serd's message
+/// in `message` (at most `capacity` bytes, terminated) and the 1-based
+/// line and column in `text`. `has_preset`: whether a subject is a
+/// `pset:Preset` (what lilv_state_new_from_string needs: it crashes on
+/// Turtle without one). [any thread]
+int agraph_turtle_check(const char *text, char *message, size_t capacity, unsigned *line, unsigned *column,
+                        int *has_preset);
 
 #ifdef __cplusplus
 }
