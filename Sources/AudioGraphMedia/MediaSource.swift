@@ -66,6 +66,12 @@ public struct MediaSourceType: NodeType {
             c.error(parameter: "path", "stream \(chosen.index) of \(path) (\(chosen.codec)) has no sample rate")
             return nil
         }
+        // A damaged header (an MKV's Channels element of 0): without a
+        // channel count the decoder cannot be linked; say which file.
+        guard chosen.channels > 0 else {
+            c.error(parameter: "path", "stream \(chosen.index) of \(path) (\(chosen.codec)) says it has no channels: its header is damaged")
+            return nil
+        }
         return (file, chosen)
     }
 

@@ -146,4 +146,28 @@ final class MediaHangTests: XCTestCase {
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("nothing to loop"), r.stderr)
     }
+
+    // MARK: 15. a damaged channel count
+
+    func testAnMKVWithACorruptChannelCountIsReportedAtTheMediaNodeNamingTheFile() throws {
+        let good = dir.file("good.mkv")
+        let made = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:d=1",
+                                        "-ac", "2", "-ar", "48000", "-c:a", "pcm_s16le", good])
+        guard made.status == 0 else { throw XCTSkip("ffmpeg could not make an MKV: \(made.stderr)") }
+        // Matroska's Channels element: ID 0x9F, size 1, value 2; made 0.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        guard let at = (0..<(bytes.count - 2)).first(where: { bytes[$0] == 0x9F && bytes[$0 + 1] == 0x81 && bytes[$0 + 2] == 2 }) else {
+            return XCTFail("no Channels element in the MKV ffmpeg made")
+        }
+        bytes[at + 2] = 0
+        try Data(bytes).write(to: URL(fileURLWithPath: dir.file("bad.mkv")))
+        let graph = try mediaGraph(#""path": "bad.mkv""#, name: "bad-mkv.json")
+        for verb in ["validate", "render"] {
+            let r = try agraph([verb, graph])
+            XCTAssertEqual(r.status, 1, "\(verb): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("/nodes/0/params/path (node 'm')"), "\(verb): at the media node: \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("bad.mkv") && r.stderr.contains("no channels"), "\(verb): names the file: \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("/links/0"), "\(verb): not at the link: \(r.stderr)")
+        }
+    }
 }
