@@ -132,6 +132,10 @@ public struct GraphStatus: Sendable, Equatable {
     public var meters: [MeterReading]
     /// The host's transport, when sources follow it (nil otherwise).
     public var transport: TransportReading?
+    /// The source rates converted to the graph's (`RateConverting` nodes), in Hz, each once.
+    public var resampledFrom: [Double] = []
+    /// The graph's rate, in Hz (0: not known; then no "resampling" is shown).
+    public var sampleRate: Double = 0
 
     public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
                 bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = [],
@@ -152,14 +156,27 @@ public struct GraphStatus: Sendable, Equatable {
         self.meters = meters
     }
 
+    /// This status with the source rates converted to `graphRate` (each
+    /// rate once, in order). [any thread]
+    public func with(resampledFrom rates: [Double], graphRate: Double) -> GraphStatus {
+        var s = self
+        s.resampledFrom = Array(Set(rates)).sorted()
+        s.sampleRate = graphRate
+        return s
+    }
+
     /// One line: position, transport, peaks, meters, xruns, underruns,
-    /// damaged and dropped frames (when any), DSP load, flags.
+    /// damaged frames and rate conversions and dropped frames (when any),
+    /// DSP load, flags.
     public var text: String {
         let levels = (peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" } + meters.map(\.text))
             .joined(separator: "  ")
         return "\(formatFixed(seconds, 1)) s  " + (transport.map { $0.text + "  " } ?? "")
             + "\(levels)  xruns \(xruns)  underruns \(underruns)"
             + (damagedFrames > 0 ? "  damaged \(damagedFrames)" : "")
+            + (sampleRate > 0 && !resampledFrom.isEmpty
+               ? "  resampling " + resampledFrom.map { "\(ParameterValue.number($0))→\(ParameterValue.number(sampleRate)) Hz" }.joined(separator: ", ")
+               : "")
             + (droppedFrames > 0 ? "  dropped \(droppedFrames) frames" : "") + "  DSP \(formatFixed(cpuLoad, 1)) %"
             + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
     }

@@ -179,6 +179,14 @@ public protocol DamageCounting: AnyObject {
     var damagedFrames: Int { get }
 }
 
+/// A source whose stream is at another rate than the graph's and is
+/// converted on its way in (a `media` file at 44.1 kHz in a 48 kHz graph):
+/// the status line says so. [any thread]
+public protocol RateConverting: AnyObject {
+    /// The source's own rate, in Hz, when it differs from the graph's (nil: no conversion).
+    var convertedFromRate: Double? { get }
+}
+
 /// A node that hands its input to a ring a background job drains (a
 /// `file-out`): frames that find the ring full, because the job fell
 /// behind, are dropped, and counted.

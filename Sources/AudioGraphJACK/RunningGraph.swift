@@ -443,6 +443,8 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                            transport: transport,
                            droppedFrames: running.graph.nodes.compactMap { engine.node($0.id) as? DropCounting }
                                .map(\.droppedFrames).reduce(0, +))
+            .with(resampledFrom: running.graph.nodes.compactMap { (engine.node($0.id) as? RateConverting)?.convertedFromRate },
+                  graphRate: running.graph.sampleRate)
     }
 }
 

@@ -129,7 +129,7 @@ public struct MediaSourceType: NodeType {
 /// The `media` node in an engine: it holds what its decoder's cursor opens;
 /// the decoder reads packets off the audio thread. Its render does nothing
 /// (a compressed stream has no PCM in the engine).
-public final class MediaSourceNode: RenderNode, CompressedFrameSource, @unchecked Sendable {
+public final class MediaSourceNode: RenderNode, CompressedFrameSource, RateConverting, @unchecked Sendable {
     public let path: String
     public let stream: MediaStream
     public let sampleRate: Double
@@ -150,6 +150,11 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, @unchecke
     }
 
     public var codec: String { stream.codec }
+
+    /// The stream's rate when the decoder converts it to the graph's. [any thread]
+    public var convertedFromRate: Double? {
+        Double(stream.sampleRate) == sampleRate || stream.sampleRate <= 0 ? nil : Double(stream.sampleRate)
+    }
 
     public var mediaPath: String? { path }
 

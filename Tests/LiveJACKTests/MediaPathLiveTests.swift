@@ -32,4 +32,35 @@ final class MediaPathLiveTests: LiveTestCase {
         XCTAssertTrue(cli.waitForExit(timeout: 10), "SIGTERM did not end agraph run: \(cli.stderr)")
         XCTAssertEqual(cli.status, 0, cli.stderr)
     }
+
+    /// Issue 22 item 15: the status line says that a source is resampled.
+    func testTheStatusLineSaysThatAMediaSourceIsResampled() throws {
+        guard let ffmpeg = findExecutable("ffmpeg") else { throw XCTSkip("ffmpeg is not installed (scripts/test installs it)") }
+        let made = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:d=5",
+                                        "-ac", "1", "-ar", "44100", dir.file("tone-44k.wav")])
+        guard made.status == 0 else { throw XCTSkip("ffmpeg could not make a WAV: \(made.stderr)") }
+        let graph = #"{"format": "agraph/1", "sampleRate": 48000, "nodes": [{"id": "m", "type": "media", "params": {"path": "tone-44k.wav", "loop": true}}, {"id": "dec", "type": "ffmpeg"}, {"id": "out", "type": "jack-out", "params": {"ports": ["main_1"]}}], "links": [{"from": "m", "to": "dec"}, {"from": "dec", "to": "out"}]}"#
+        let same = graph.replacingOccurrences(of: "tone-44k.wav", with: "tone-48k.wav")
+        _ = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", dir.file("tone-44k.wav"), "-ar", "48000", dir.file("tone-48k.wav")])
+        for (json, expected) in [(graph, "resampling 44100→48000 Hz"), (same, nil as String?)] {
+            let server = try TestJACKServer()
+            defer { server.stop() }
+            let cli = try startAgraphRun(try writeGraph(json), server: server)
+            defer { cli.kill() }
+            let before = cli.stdout.count
+            cli.send("status")
+            var line = ""
+            XCTAssertTrue(waitUntil(timeout: 10) {
+                line = String(cli.stdout.dropFirst(before)).split(separator: "\n").first { $0.contains("xruns") }.map(String.init) ?? ""
+                return !line.isEmpty
+            }, "no status line: \(cli.stdout) \(cli.stderr)")
+            if let expected {
+                XCTAssertTrue(line.contains(expected), line)
+            } else {
+                XCTAssertFalse(line.contains("resampling"), line)
+            }
+            cli.send("quit")
+            assertExitsCleanly(cli)
+        }
+    }
 }
