@@ -74,7 +74,7 @@ public final class CompiledGraph: @unchecked Sendable {
             name = String(name[..<open])
         }
         guard let index = engine.stepIndex(of: nodeID), let node = graphNode(nodeID) else {
-            throw ParameterError(description: "no node '\(nodeID)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
+            throw ParameterError(description: NodeNames.noNode(nodeID, in: graph.nodes.map(\.id)))
         }
         let d = node.descriptor
         guard let pIndex = d.parameterIndex(named: name) else {

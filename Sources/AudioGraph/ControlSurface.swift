@@ -290,7 +290,7 @@ public final class ControlSurface: @unchecked Sendable {
     /// cannot be set); for `get`, parameters and readings.
     private func parameter(_ address: ParameterAddress, forSet: Bool = false) throws(ControlError) -> ParameterDescriptor {
         guard let node = graph.node(address.node) else {
-            throw ControlError("no node '\(address.node)'; nodes: \(graph.nodes.map(\.id).joined(separator: ", "))")
+            throw ControlError(NodeNames.noNode(address.node, in: graph.nodes.map(\.id)))
         }
         guard let i = node.descriptor.parameterIndex(named: address.parameter) else {
             let live = node.descriptor.parameters.filter(\.live).map(\.name)
@@ -372,7 +372,7 @@ public final class ControlSurface: @unchecked Sendable {
             }
             let seekable = graph.nodes.filter { engine.node($0.id) is SeekableNode }.map(\.id)
             throw ControlError((id.map { "'\($0)' cannot seek" } ?? "nothing in this graph can seek")
-                               + "; seekable nodes: \(seekable.isEmpty ? "none" : seekable.joined(separator: ", "))")
+                               + "; " + NodeNames.summary(seekable, label: "seekable nodes"))
         }
         let frame: Int
         do { frame = try FrameTime.frames(seconds: seconds, sampleRate: graph.sampleRate) } catch {

@@ -119,7 +119,7 @@ public enum OfflinePasses {
             guard let r = results[node.id], let analysing = made as? AnalysisPassNode else { return }
             if let line = try analysing.useAnalysis(r) { lines.append(line) }
         }
-        alignFileSinks(compiled.engine)
+        alignFileSinks(compiled.engine, limit: limit)
         return CompiledGraph(graph: compiled.graph, engine: compiled.engine, notices: compiled.notices + lines)
     }
 
@@ -130,16 +130,33 @@ public enum OfflinePasses {
     /// Tells each `file-out` to drop the latency of the `OfflineAlignedNode`s
     /// upstream of it (the longest sum along a path), so that their delay
     /// does not reach the file: it is as long as the input, aligned with it.
-    static func alignFileSinks(_ engine: Engine) {
+    /// With `limit` (the render's duration) each file gets at most that
+    /// many frames; the render goes on past it by what the sinks drop
+    /// (`framesToRender`), so that each file is exactly `limit` long.
+    static func alignFileSinks(_ engine: Engine, limit: Int? = nil) {
         var trim: [Int] = []
         for (i, id) in engine.ids.enumerated() {
             let upstream = engine.inputIndices[i].map { $0 < trim.count ? trim[$0] : 0 }.max() ?? 0
             let node = engine.node(id)
             if let sink = node as? FileSinkNode {
                 sink.leadingFramesToDrop = upstream
+                sink.framesLeftToWrite = limit ?? Int.max
             }
             trim.append(upstream + ((node as? OfflineAlignedNode).map { max($0.latency, 0) } ?? 0))
         }
+    }
+
+    /// The frames to render for files of `limit` frames (the render's
+    /// duration; nil: to the end of the streams) from a graph compiled
+    /// here: `limit` plus the most frames a file sink drops at its start
+    /// (a limiter's lookahead), so that the file is `limit` frames long
+    /// and not shorter by the lookahead. The sinks stop writing at `limit`
+    /// (`alignFileSinks`). [main-thread, before the render]
+    public static func framesToRender(_ limit: Int?, _ compiled: CompiledGraph) -> Int? {
+        guard let limit else { return nil }
+        let dropped = compiled.engine.ids.compactMap { (compiled.engine.node($0) as? FileSinkNode)?.leadingFramesToDrop }.max() ?? 0
+        let (sum, overflow) = limit.addingReportingOverflow(dropped)
+        return overflow ? Int.max : sum
     }
 
     /// Refuses live input (or any source that cannot be played twice)

@@ -167,12 +167,15 @@ public final class DrainRing: @unchecked Sendable {
     // MARK: producer side [audio-thread]
 
     /// Hands over the bus's valid frames from frame `start` on (the ones
-    /// before it are left out); marks the end when the bus has ended.
-    public func capture(_ bus: AudioBus, from start: Int = 0) {
+    /// before it are left out), at most `limit` of them; marks the end when
+    /// the bus has ended. Returns the frames handed over or dropped.
+    @discardableResult
+    public func capture(_ bus: AudioBus, from start: Int = 0, limit: Int = Int.max) -> Int {
         let state = bus.state
         let from = start < 0 ? 0 : (start < state.validFrames ? start : state.validFrames)
         let valid = state.validFrames - from
-        let n = valid < scratchFrames ? valid : scratchFrames
+        let capped = valid < limit ? valid : (limit > 0 ? limit : 0)
+        let n = capped < scratchFrames ? capped : scratchFrames
         if n > 0 {
             if channels == 2 && bus.channels >= 2 {
                 Kernels.interleave2(bus.channel(0) + from, bus.channel(1) + from, to: scratch, count: n)
@@ -191,6 +194,7 @@ public final class DrainRing: @unchecked Sendable {
             if w < n { droppedFrames.add(n - w, ordering: .relaxed) }
         }
         if state.ended { ended.store(true, ordering: .releasing) }
+        return n > 0 ? n : 0
     }
 
     /// Whole frames that fit now. [any thread; an estimate]

@@ -9,9 +9,9 @@ import Synchronization
 /// ring right after the previous item's last sample: no gap, no overlap.
 /// It marks each boundary in the event log at its place in the ring.
 ///
-/// Threading: [worker-thread], except `requestNext` and `setTargetFill`
-/// (any thread), `isReady` (the offline driver), `finish` (after the
-/// worker stopped).
+/// Threading: [worker-thread], except `requestNext`, `setTargetFill` and
+/// `hasFailed` (any thread), `isReady` (the offline driver), `finish`
+/// (after the worker stopped).
 final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchecked Sendable {
     let nodeID: String
     let queue: PlaylistQueue
@@ -25,6 +25,9 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     let channels: Int
     /// Frames refused as corrupt or missing, over every item.
     let badFrames = SharedCount()
+    /// Offline with `onError: "fail"`: damage ends the render (`hasFailed`)
+    /// and `finish` throws, naming each damaged item.
+    let failsOnDamage: Bool
     /// Live, at least this much stays buffered, so that opening the next
     /// item never runs the ring dry (0.1 s).
     let minimumFill: Int
@@ -52,6 +55,10 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         var mixer: ChannelMixer
         /// The ring's write position when it started.
         var startedAt: Int
+        /// The damage counts (`badFrames`, the decoder's concealed frames)
+        /// when it started: what they grow by is this item's.
+        var badAtStart: Int
+        var concealedAtStart: Int
     }
     private var current: Current?
     /// No item will start any more.
@@ -66,13 +73,19 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     /// What failed, for the end of a render. [worker-thread; read after stop]
     private(set) var failures: [String] = []
     private var failuresNotKept = 0
+    /// Each damaged item, in words ("item 2: damaged input PATH: 3 damaged
+    /// frames concealed (last: …)"). [worker-thread; read after stop]
+    private(set) var damaged: [String] = []
+    private var damagedNotKept = 0
     /// One decode's worth, mixed to the playlist's channels (planar), then interleaved.
     private let mixed: UnsafeMutablePointer<Float>
     private let interleaved: UnsafeMutablePointer<Float>
 
     /// [main-thread]
     init(nodeID: String, queue: PlaylistQueue, log: PlaylistEventLog, feed: FeedRing, decoder: any FrameDecoder,
-         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int, readAhead: Int, maxFrames: Int) {
+         target: PlaylistItemSource.Target, loop: Bool, framesPerDecode: Int, readAhead: Int, maxFrames: Int,
+         failsOnDamage: Bool = false) {
+        self.failsOnDamage = failsOnDamage
         self.nodeID = nodeID
         self.queue = queue
         self.log = log
@@ -164,7 +177,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
             if offset > 0 { stream.restart(at: source.window.start + offset) }
             current = Current(id: entry.id, index: index, path: entry.item.path, stream: stream,
                               mixer: ChannelMixer(matrix: source.matrix, columns: source.stream.channels),
-                              startedAt: position)
+                              startedAt: position, badAtStart: badFrames.count, concealedAtStart: decoder.concealedFrames)
             log.mark(.started, id: entry.id, index: index, path: entry.item.path, at: position)
         } catch {
             fail(id: entry.id, index: index, path: entry.item.path, error.message, at: position)
@@ -177,6 +190,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         guard let item = current else { return }
         current = nil
         queue.finishCurrent()
+        noteDamage(of: item)
         let position = feed.ring.writePosition
         if let why = item.stream.failure {
             fail(id: item.id, index: item.index, path: item.path, why, at: position)
@@ -213,6 +227,21 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         countSilent()
     }
 
+    /// Keeps what `item` found damaged, if anything, in words.
+    private func noteDamage(of item: Current) {
+        guard let line = damage(of: item) else { return }
+        if damaged.count < 100 { damaged.append(line) } else { damagedNotKept += 1 }
+    }
+
+    /// "item 2: damaged input PATH: 3 damaged frames concealed (last: …)",
+    /// or nil when the item found none. [worker-thread, or after stop]
+    private func damage(of item: Current) -> String? {
+        let bad = badFrames.count - item.badAtStart + decoder.concealedFrames - item.concealedAtStart
+        guard bad > 0 else { return nil }
+        return "item \(item.index): damaged input \(item.path): \(bad) damaged frame\(bad == 1 ? "" : "s") concealed"
+            + (item.stream.lastBadFrame.map { " (last: \($0))" } ?? "")
+    }
+
     /// No more items: the stream ends after what the ring holds.
     private func end() {
         ended = true
@@ -230,7 +259,8 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         if let heard {
             log.mark(.skipped, id: heard.id, index: heard.index, path: heard.path, at: feed.ring.writePosition)
         }
-        if current != nil {
+        if let item = current {
+            noteDamage(of: item)
             current = nil
             queue.finishCurrent()
         }
@@ -253,6 +283,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         if let heard {
             log.mark(.skipped, id: heard.id, index: heard.index, path: heard.path, at: feed.ring.writePosition)
         }
+        if let item = current { noteDamage(of: item) }
         current = nil
         ended = false
         failuresInARow = 0
@@ -313,15 +344,33 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
 
     // MARK: end [control-thread & !rendering]
 
-    func finish() throws {}
+    func finish() throws {
+        _ = try finish(completed: true)
+    }
+
+    /// Damage found with `onError: "fail"` (offline): the render stops at
+    /// the next block. [any thread]
+    var hasFailed: Bool { failsOnDamage && badFrames.count + decoder.concealedFrames > 0 }
 
     /// What failed and what was damaged, for `agraph render` to show. A
-    /// failed item never fails the render: the playlist went on.
+    /// failed item never fails the render: the playlist went on. Damaged
+    /// items, each named with what was concealed, fail it with `onError:
+    /// "fail"` (an error) and are warnings with "skip".
     func finish(completed: Bool) throws -> [String] {
         var notices = failures
         if failuresNotKept > 0 { notices.append("'\(nodeID)': \(failuresNotKept) more items failed") }
-        let damaged = badFrames.count + decoder.concealedFrames
-        if damaged > 0 { notices.append("'\(nodeID)': \(damaged) damaged frame\(damaged == 1 ? "" : "s") concealed") }
-        return notices
+        var lines = damaged + (current.flatMap { damage(of: $0) }.map { [$0] } ?? [])
+        if damagedNotKept > 0 { lines.append("\(damagedNotKept) more damaged items") }
+        let total = badFrames.count + decoder.concealedFrames
+        if lines.isEmpty && total > 0 {
+            lines.append("\(total) damaged frame\(total == 1 ? "" : "s") concealed")
+        }
+        guard !lines.isEmpty else { return notices }
+        if failsOnDamage {
+            throw EngineError(nodeID: nodeID, lines.joined(separator: "; ")
+                              + "; the render stopped there (onError: fail; --allow-damaged or onError: skip renders what decodes)"
+                              + (notices.isEmpty ? "" : "; also: " + notices.joined(separator: "; ")))
+        }
+        return notices + lines.map { "warning: '\(nodeID)': \($0) (onError: skip)" }
     }
 }

@@ -14,14 +14,18 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     let loop: Bool
     let bufferFrames: Int
     public let transportMode: TransportMode
+    /// Offline with `onError: "fail"`: a damaged item ends the render
+    /// with an error naming it (`PlaylistJob.hasFailed`). Live: false.
+    let failsOnDamage: Bool
     var feed: FeedRing?
     var job: PlaylistJob?
     var output: AudioBus?
 
     /// [main-thread]
     init(nodeID: String, items: [PlaylistItem], target: PlaylistItemSource.Target, decoder: any FrameDecoder,
-         loop: Bool, bufferFrames: Int, transportMode: TransportMode = .free) {
+         loop: Bool, bufferFrames: Int, transportMode: TransportMode = .free, failsOnDamage: Bool = false) {
         self.transportMode = transportMode
+        self.failsOnDamage = failsOnDamage
         self.nodeID = nodeID
         queue = PlaylistQueue(items)
         log = PlaylistEventLog(node: nodeID)
@@ -43,7 +47,8 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
                             maxFrames: context.maxFrames)
         feed = ring
         job = PlaylistJob(nodeID: nodeID, queue: queue, log: log, feed: ring, decoder: decoder, target: target,
-                          loop: loop, framesPerDecode: perDecode, readAhead: bufferFrames, maxFrames: context.maxFrames)
+                          loop: loop, framesPerDecode: perDecode, readAhead: bufferFrames, maxFrames: context.maxFrames,
+                          failsOnDamage: failsOnDamage)
     }
 
     /// [audio-thread]

@@ -43,6 +43,8 @@ public struct PlaylistType: NodeType {
                   "How much audio the ring between the decoder and the audio thread holds."),
             .init("transport", .choice(TransportMode.names), default: .string(TransportMode.free.rawValue),
                   TransportMode.parameterHelp + " Transport frame F plays the list as if it had played from its first item for F frames (each item from its start to its end or the length its container gives; with loop, wrapped when every length is known)."),
+            .init("onError", .choice(["fail", "skip"]), default: .string("fail"),
+                  "Damaged items (packets lost from the container, frames the decoder conceals): fail (an offline render stops there and exits non-zero, naming each damaged item's file and what was concealed) or skip (conceal it with a warning and go on). Live playback conceals either way. An item that cannot be opened at all is passed over with a warning either way."),
         ],
         domain: .background)
 
@@ -129,6 +131,7 @@ public struct PlaylistType: NodeType {
         let bufferFrames = try FrameTime.frames(seconds: c.parameters.number("bufferTime") ?? 0.5, sampleRate: c.sampleRate)
         return PlaylistNode(nodeID: c.nodeID, items: list.entries.map(\.item), target: target, decoder: decoder,
                             loop: c.parameters.boolean("loop") ?? false, bufferFrames: bufferFrames,
-                            transportMode: TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free)
+                            transportMode: TransportMode(rawValue: c.parameters.string("transport") ?? "") ?? .free,
+                            failsOnDamage: !c.live && c.parameters.string("onError") != "skip")
     }
 }

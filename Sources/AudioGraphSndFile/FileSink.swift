@@ -126,16 +126,21 @@ public final class FileSinkNode: RenderNode, DropCounting {
     /// (`OfflineAlignedNode`). Set before rendering. [main-thread & !rendering]
     public var leadingFramesToDrop = 0
 
+    /// The most frames the file gets (after those dropped): an offline
+    /// render's `--duration`, which renders on past it by the latency some
+    /// sinks drop (`OfflinePasses.framesToRender`), so that every file is
+    /// exactly that long. Set before rendering. [main-thread & !rendering]
+    public var framesLeftToWrite = Int.max
+
     public func render(frames: Int) {
         guard let drain, let input else { return }
+        var dropped = 0
         if leadingFramesToDrop > 0 {
             let valid = input.state.validFrames
-            let dropped = leadingFramesToDrop < valid ? leadingFramesToDrop : valid
+            dropped = leadingFramesToDrop < valid ? leadingFramesToDrop : valid
             leadingFramesToDrop -= dropped
-            drain.capture(input, from: dropped)
-        } else {
-            drain.capture(input)
         }
+        framesLeftToWrite -= drain.capture(input, from: dropped, limit: framesLeftToWrite)
     }
 
     public var backgroundJob: (any BackgroundJob)? { writer }

@@ -142,10 +142,13 @@ struct Render: ParsableCommand {
         }
         progress.finish()
         for n in compiled.notices { printError("agraph: \(n)") }
-        let result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
-            maxFrames: limit,
+        // With --duration, on past it by what file sinks drop at their start
+        // (a limiter's lookahead): each file is the duration long.
+        var result = OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run(
+            maxFrames: OfflinePasses.framesToRender(limit, compiled),
             shouldStop: { interruptRequested.load(ordering: .relaxed) },
             progress: { progress.update(Double($0) / rate) })
+        if let limit { result.frames = min(result.frames, limit) }
         let elapsed = MonotonicClock.seconds() - start
         progress.finish()
         for e in result.finishErrors { printError("agraph: \(e)") }
