@@ -148,7 +148,7 @@ public struct FileSourceType: NodeType, RateConversionReporting {
 }
 
 /// The audio-thread side of `file`: takes frames from the ring.
-final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, TransportFollowing {
+final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, TransportFollowing, RateConverting {
     let nodeID: String
     let file: SoundFile
     let loop: Bool
@@ -169,6 +169,10 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     var startFrame = 0
     /// Its `transport` parameter. [set before prepare]
     var transportMode = TransportMode.free
+
+    /// The file's rate when the reader converts it to the graph's
+    /// (`resample: "auto"`; a rate island is not converted here). [any thread]
+    var convertedFromRate: Double? { converter == nil ? nil : file.sampleRate }
 
     init(nodeID: String, file: SoundFile, loop: Bool, capacityFrames: Int, skipErrors: Bool,
          graphRate: Double, converter: Resampler? = nil, pacer: RatePacer? = nil) {

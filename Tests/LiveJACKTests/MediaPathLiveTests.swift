@@ -34,7 +34,7 @@ final class MediaPathLiveTests: LiveTestCase {
     }
 
     /// Issue 22 item 15: the status line says that a source is resampled.
-    func testTheStatusLineSaysThatAMediaSourceIsResampled() throws {
+    func testTheStatusLineSaysThatAMediaOrFileSourceIsResampled() throws {
         guard let ffmpeg = findExecutable("ffmpeg") else { throw XCTSkip("ffmpeg is not installed (scripts/test installs it)") }
         let made = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:d=5",
                                         "-ac", "1", "-ar", "44100", dir.file("tone-44k.wav")])
@@ -42,7 +42,9 @@ final class MediaPathLiveTests: LiveTestCase {
         let graph = #"{"format": "agraph/1", "sampleRate": 48000, "nodes": [{"id": "m", "type": "media", "params": {"path": "tone-44k.wav", "loop": true}}, {"id": "dec", "type": "ffmpeg"}, {"id": "out", "type": "jack-out", "params": {"ports": ["main_1"]}}], "links": [{"from": "m", "to": "dec"}, {"from": "dec", "to": "out"}]}"#
         let same = graph.replacingOccurrences(of: "tone-44k.wav", with: "tone-48k.wav")
         _ = try runTool(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", dir.file("tone-44k.wav"), "-ar", "48000", dir.file("tone-48k.wav")])
-        for (json, expected) in [(graph, "resampling 44100→48000 Hz"), (same, nil as String?)] {
+        // A `file` source converted by its reader (resample "auto") says so too.
+        let file = #"{"format": "agraph/1", "sampleRate": 48000, "nodes": [{"id": "f", "type": "file", "params": {"path": "tone-44k.wav", "loop": true}}, {"id": "out", "type": "jack-out", "params": {"ports": ["main_1"]}}], "links": [{"from": "f", "to": "out"}]}"#
+        for (json, expected) in [(graph, "resampling 44100→48000 Hz"), (same, nil as String?), (file, "resampling 44100→48000 Hz")] {
             let server = try TestJACKServer()
             defer { server.stop() }
             let cli = try startAgraphRun(try writeGraph(json), server: server)
