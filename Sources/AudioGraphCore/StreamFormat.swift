@@ -68,16 +68,41 @@ public enum StreamEncoding: Sendable, Hashable, CustomStringConvertible {
 public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     public var channels: Int
     public var sampleRate: Double
-    public var layout: ChannelLayout
+    /// Setting a layout other than 5.1 clears `surroundsAreBack`.
+    public var layout: ChannelLayout {
+        didSet { if layout != .surround51 { surroundsAreBack = false } }
+    }
     public var encoding: StreamEncoding
+    /// A 5.1 stream whose surrounds are back speakers (FL FR FC LFE BL BR:
+    /// WAVE channel mask 0x3F, FFmpeg's "5.1") rather than side ones (the
+    /// default: 0x60F, FFmpeg's "5.1(side)"). The project's 5.1 is one layout
+    /// either way (Ls/Rs are mixed, metered and virtualized alike); this only
+    /// says which positions a file written from the stream declares. Set by
+    /// the sources that read it from a file (`file`, `media`), kept by nodes
+    /// that pass the 5.1 through; a node that makes a new 5.1 (an upmix, a
+    /// 7.1 downmix, a mixer of unlike inputs) makes side. Always false for
+    /// other layouts. [any thread]
+    public var surroundsAreBack: Bool {
+        didSet { if layout != .surround51 { surroundsAreBack = false } }
+    }
 
     /// - Parameters:
     ///   - layout: defaults to the usual layout for `channels`.
     public init(channels: Int, sampleRate: Double, layout: ChannelLayout? = nil, encoding: StreamEncoding = .pcm) {
+        self.init(channels: channels, sampleRate: sampleRate, layout: layout, encoding: encoding, surroundsAreBack: false)
+    }
+
+    /// - Parameters:
+    ///   - layout: defaults to the usual layout for `channels`.
+    ///   - surroundsAreBack: for 5.1 only (ignored for other layouts).
+    public init(channels: Int, sampleRate: Double, layout: ChannelLayout? = nil, encoding: StreamEncoding = .pcm,
+                surroundsAreBack: Bool) {
         self.channels = channels
         self.sampleRate = sampleRate
-        self.layout = layout ?? .default(forChannels: channels)
+        let layout = layout ?? .default(forChannels: channels)
+        self.layout = layout
         self.encoding = encoding
+        self.surroundsAreBack = surroundsAreBack && layout == .surround51
     }
 
     /// A stream of compressed frames (no PCM in the engine's buses).
@@ -86,7 +111,14 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     /// its input takes them. 0 when not known (AC-4: the decoder decides).
     public static func frames(codec: String, sampleRate: Double, channels: Int = 0,
                               layout: ChannelLayout = .discrete) -> StreamFormat {
-        StreamFormat(channels: channels, sampleRate: sampleRate, layout: layout, encoding: .frames(codec: codec))
+        frames(codec: codec, sampleRate: sampleRate, channels: channels, layout: layout, surroundsAreBack: false)
+    }
+
+    /// The same, for a 5.1 whose surrounds may be the back pair.
+    public static func frames(codec: String, sampleRate: Double, channels: Int = 0,
+                              layout: ChannelLayout = .discrete, surroundsAreBack: Bool) -> StreamFormat {
+        StreamFormat(channels: channels, sampleRate: sampleRate, layout: layout, encoding: .frames(codec: codec),
+                     surroundsAreBack: surroundsAreBack)
     }
 
     public var description: String {

@@ -214,7 +214,8 @@ public struct LV2PluginType: NodeType {
                 c.error(parameter: "instances", "per-channel does not take a sidechain; use \"single\"")
                 return nil
             }
-            return StreamFormat(channels: input.channels, sampleRate: c.sampleRate, layout: input.layout)
+            return StreamFormat(channels: input.channels, sampleRate: c.sampleRate, layout: input.layout,
+                                surroundsAreBack: input.surroundsAreBack)
         }
         guard input.channels == ins else {
             let hint = ins == 1 ? "; for a mono plugin on this stream set \"instances\": \"per-channel\"" : "; bring the stream to \(ins) channel(s) first (channel-map, downmix)"
@@ -225,7 +226,8 @@ public struct LV2PluginType: NodeType {
             c.error(input: 1, "\(plugin.name)'s sidechain takes \(plugin.sideChainInputs.count) channel(s); the stream has \(side.channels)")
             return nil
         }
-        return StreamFormat(channels: outs, sampleRate: c.sampleRate, layout: outs == input.channels ? input.layout : nil)
+        return StreamFormat(channels: outs, sampleRate: c.sampleRate, layout: outs == input.channels ? input.layout : nil,
+                            surroundsAreBack: outs == input.channels && input.surroundsAreBack)
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {

@@ -36,6 +36,9 @@ public struct MediaStream: Sendable {
     /// Whether that layout is a guess (the channels' positions are unknown
     /// or have no project layout): then `discrete`.
     public var layoutIsDiscrete: Bool
+    /// A 5.1 with back surrounds (FFmpeg's "5.1", mask 0x3F), not side
+    /// ones ("5.1(side)", 0x60F): `StreamFormat.surroundsAreBack`.
+    public var surroundsAreBack: Bool
     public var durationSeconds: Double?
     /// The stream's duration in its time base (nil when unknown), and the base.
     public var durationTicks: Int64?
@@ -186,7 +189,9 @@ public final class MediaFile: @unchecked Sendable {
             frameSize: Int(par.frame_size), profile: Int(par.profile), bitRate: Int(par.bit_rate), extradata: extradata)
         return MediaStream(index: index, kind: kind, codec: codec, profile: profile, sampleRate: Int(par.sample_rate),
                            channels: channels, channelLayoutName: layoutName, layout: layout.layout,
-                           layoutIsDiscrete: layout.discrete, durationSeconds: seconds,
+                           layoutIsDiscrete: layout.discrete,
+                           surroundsAreBack: MediaLayouts.surroundsAreBack(mask: mask, channels: channels),
+                           durationSeconds: seconds,
                            durationTicks: seconds == nil ? nil : dur, timeBaseNum: tb.num, timeBaseDen: tb.den,
                            bitRate: Int(par.bit_rate),
                            language: language, info: info)
@@ -272,6 +277,12 @@ public enum MediaLayouts {
         case (0, 2): return (.stereo, false)
         default: return (.discrete, true)
         }
+    }
+
+    /// Whether a mask `layout` maps to 5.1 has back surrounds (FFmpeg's
+    /// "5.1", WAVE 0x3F) rather than side ones ("5.1(side)", 0x60F). [any thread]
+    public static func surroundsAreBack(mask: UInt64, channels: Int) -> Bool {
+        channels == 6 && mask == fl | fr | fc | lfe | bl | br
     }
 
 }

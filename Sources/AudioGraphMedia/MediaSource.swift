@@ -96,7 +96,8 @@ public struct MediaSourceType: NodeType {
         }
         // A layout the project has no name for is tagged discrete; the
         // decoder warns when it opens the stream.
-        return .frames(codec: stream.codec, sampleRate: c.sampleRate, channels: stream.channels, layout: stream.layout)
+        return .frames(codec: stream.codec, sampleRate: c.sampleRate, channels: stream.channels, layout: stream.layout,
+                       surroundsAreBack: stream.surroundsAreBack)
     }
 
     public func isEndless(_ p: NodeParameters) -> Bool { p.boolean("loop") == true }

@@ -50,9 +50,12 @@ public struct MixerType: NodeType {
             ok = false
         }
         guard ok else { return nil }
-        let layouts = Set(known.filter { $0.channels == channels }.map(\.layout))
+        let wide = known.filter { $0.channels == channels }
+        let layouts = Set(wide.map(\.layout))
         let layout = layouts.count == 1 ? layouts.first : nil
-        return StreamFormat(channels: channels, sampleRate: c.sampleRate, layout: layout)
+        // 5.1 inputs that all have back surrounds mix to back; else side.
+        return StreamFormat(channels: channels, sampleRate: c.sampleRate, layout: layout,
+                            surroundsAreBack: !wide.isEmpty && wide.allSatisfy(\.surroundsAreBack))
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {

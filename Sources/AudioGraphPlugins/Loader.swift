@@ -554,7 +554,8 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
                         c.error(input: 0, "\(descriptor.typeID) takes its channels from its input, and its source does not say how many channels its frames decode to")
                         return nil
                     }
-                    outputs.append(StreamFormat(channels: input.channels, sampleRate: c.sampleRate, layout: input.layout))
+                    outputs.append(StreamFormat(channels: input.channels, sampleRate: c.sampleRate, layout: input.layout,
+                                                surroundsAreBack: input.surroundsAreBack))
                 } else {
                     outputs.append(input)
                 }

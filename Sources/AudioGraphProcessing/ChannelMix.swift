@@ -290,7 +290,10 @@ public struct ChannelMixType: NodeType {
         }
         if p.boolean("normalize") == true { m = ChannelMatrices.normalized(m) }
         let layout: ChannelLayout = from == target ? input.layout : target
-        return Plan(matrix: m, output: StreamFormat(channels: m.count, sampleRate: input.sampleRate, layout: layout))
+        // A 5.1 made from another layout has side surrounds (the ITU
+        // convention); 5.1 to 5.1 keeps the input's.
+        return Plan(matrix: m, output: StreamFormat(channels: m.count, sampleRate: input.sampleRate, layout: layout,
+                                                    surroundsAreBack: from == target && input.surroundsAreBack))
     }
 
     /// [main-thread]

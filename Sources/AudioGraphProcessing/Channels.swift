@@ -67,7 +67,10 @@ public struct ChannelMapType: NodeType {
         }
         guard ok else { return nil }
         let layout = given ?? Self.layout(picking: sources, from: input)
-        return (sources, StreamFormat(channels: sources.count, sampleRate: input.sampleRate, layout: layout))
+        // All of a 5.1's channels in order keep its surrounds (side or back).
+        let kept = sources == Array(0..<input.channels) && layout == input.layout && input.surroundsAreBack
+        return (sources, StreamFormat(channels: sources.count, sampleRate: input.sampleRate, layout: layout,
+                                      surroundsAreBack: kept))
     }
 
     /// The default output layout: the input's when the picks are all of its

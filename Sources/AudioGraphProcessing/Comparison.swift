@@ -126,7 +126,8 @@ public struct ABType: NodeType {
             }
         }
         guard ok else { return nil }
-        return StreamFormat(channels: first.channels, sampleRate: c.sampleRate, layout: first.layout)
+        return StreamFormat(channels: first.channels, sampleRate: c.sampleRate, layout: first.layout,
+                            surroundsAreBack: first.surroundsAreBack)
     }
 
     /// The `reference` input, or nil for "quietest". [any thread]

@@ -74,7 +74,8 @@ public struct ResampleType: NodeType, RateConversionReporting {
             c.error(parameter: "rate", problem)
             return nil
         }
-        return StreamFormat(channels: input.channels, sampleRate: out, layout: input.layout)
+        return StreamFormat(channels: input.channels, sampleRate: out, layout: input.layout,
+                            surroundsAreBack: input.surroundsAreBack)
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {

@@ -177,34 +177,37 @@ enum ChannelMap {
     /// The layout of a file whose channels hold `file` positions, and for
     /// each of the layout's channels the file channel it comes from. A map
     /// that is no layout of the project's: `discrete`, in file order.
-    static func layout(ofFile file: [Position]) -> (ChannelLayout, order: [Int]) {
+    /// `surroundsAreBack`: a 5.1 whose surrounds are the back pair (mask 0x3F).
+    static func layout(ofFile file: [Position]) -> (ChannelLayout, order: [Int], surroundsAreBack: Bool) {
         let file = file.map(normalised)
         let identity = Array(file.indices)
-        let candidates: [(ChannelLayout, [Position])] = [
-            (.mono, [mono]), (.mono, [center]),
-            (.stereo, [left, right]),
-            (.surround51, positions(of: .surround51, surroundsAreSides: true) ?? []),
-            (.surround51, positions(of: .surround51, surroundsAreSides: false) ?? []),
-            (.surround71, positions(of: .surround71) ?? []),
+        let candidates: [(ChannelLayout, [Position], back: Bool)] = [
+            (.mono, [mono], false), (.mono, [center], false),
+            (.stereo, [left, right], false),
+            (.surround51, positions(of: .surround51, surroundsAreSides: true) ?? [], false),
+            (.surround51, positions(of: .surround51, surroundsAreSides: false) ?? [], true),
+            (.surround71, positions(of: .surround71) ?? [], false),
         ]
-        for (layout, wanted) in candidates where wanted.count == file.count && Set(wanted) == Set(file) && Set(file).count == file.count {
+        for (layout, wanted, back) in candidates where wanted.count == file.count && Set(wanted) == Set(file) && Set(file).count == file.count {
             let order = wanted.compactMap { file.firstIndex(of: $0) }
-            return (layout, order)
+            return (layout, order, back)
         }
-        return (.discrete, identity)
+        return (.discrete, identity, false)
     }
 
     /// The positions a file of `container` gets for `layout`, in file
     /// order, and for each file channel the stream channel it takes; nil
-    /// for a discrete stream (no map written).
-    static func fileOrder(for layout: ChannelLayout, channels: Int, container: SoundFile.Container)
-        -> (positions: [Position], order: [Int])? {
-        guard let ours = positions(of: layout), ours.count == channels else { return nil }
+    /// for a discrete stream (no map written). `surroundsAreSides`: which
+    /// pair a 5.1's Ls/Rs are (side 0x60F, or back 0x3F).
+    static func fileOrder(for layout: ChannelLayout, channels: Int, container: SoundFile.Container,
+                          surroundsAreSides: Bool = true) -> (positions: [Position], order: [Int])? {
+        guard let ours = positions(of: layout, surroundsAreSides: surroundsAreSides), ours.count == channels else { return nil }
         let file: [Position]
         if container.usesVorbisOrder {
             guard let v = containerDefault(channels: channels, vorbisOrder: true) else { return nil }
-            // Vorbis's 5.1 has rear surrounds: ours are sides; same place.
-            file = v.map { p in layout == .surround51 && p == rearLeft ? sideLeft : layout == .surround51 && p == rearRight ? sideRight : p }
+            // Vorbis's 5.1 has rear surrounds: side ones go in the same place.
+            let sides = layout == .surround51 && surroundsAreSides
+            file = v.map { p in sides && p == rearLeft ? sideLeft : sides && p == rearRight ? sideRight : p }
         } else {
             // WAVE_FORMAT_EXTENSIBLE order: ascending mask bits.
             let rank: [Position: Int] = [mono: 0, left: 1, right: 2, center: 3, lfe: 4, rearLeft: 5, rearRight: 6, sideLeft: 7, sideRight: 8]

@@ -8,7 +8,8 @@ import Glibc
 /// `file-out`: writes its input to a sound file through libsndfile, off the
 /// audio thread: WAV (RF64 past 4 GiB), W64, RF64, AIFF, CAF, FLAC, Ogg
 /// Vorbis, Opus or MP3, chosen by the path's extension or `format`. The
-/// stream's layout is written as the file's channel map.
+/// stream's layout is written as the file's channel map (5.1 with side
+/// surrounds, or back ones when the stream says so: `surroundsAreBack`).
 public struct FileSinkType: NodeType {
     public init() {}
 
@@ -78,6 +79,7 @@ public struct FileSinkType: NodeType {
         let capacity = try FrameTime.frames(seconds: c.parameters.number("bufferTime") ?? 1, sampleRate: c.sampleRate)
         return try FileSinkNode(path: c.resolvePath(path), container: container, sampleFormat: sample,
                                 channels: format.channels, sampleRate: c.sampleRate, layout: format.layout,
+                                surroundsAreBack: format.surroundsAreBack,
                                 capacityFrames: capacity, inPlace: c.live)
     }
 }
@@ -99,12 +101,13 @@ public final class FileSinkNode: RenderNode, DropCounting {
     /// its header kept up to date, so that a recording survives a crash.
     /// [main-thread]
     public init(path: String, container: SoundFile.Container, sampleFormat: SoundFile.SampleFormat?,
-                channels: Int, sampleRate: Double, layout: ChannelLayout? = nil,
+                channels: Int, sampleRate: Double, layout: ChannelLayout? = nil, surroundsAreBack: Bool = false,
                 capacityFrames: Int, inPlace: Bool) throws(SoundFileError) {
         let pending = inPlace ? nil : try PendingOutput(finalPath: path)
         do {
             file = try SoundFile(writing: pending?.temporaryPath ?? path, container: container, sampleFormat: sampleFormat,
-                                 channels: channels, sampleRate: sampleRate, layout: layout)
+                                 channels: channels, sampleRate: sampleRate, layout: layout,
+                                 surroundsAreBack: surroundsAreBack)
         } catch {
             if let pending { unlink(pending.temporaryPath) }
             throw SoundFileError(path: path, message: error.message)

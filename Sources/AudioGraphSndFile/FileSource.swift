@@ -92,7 +92,8 @@ public struct FileSourceType: NodeType, RateConversionReporting {
         if file.isLengthKnown && file.frames == 0 && c.parameters.boolean("loop") == true {
             c.error(parameter: "loop", "\(path) is empty and cannot loop")
         }
-        return StreamFormat(channels: file.channels, sampleRate: rate, layout: file.layout)
+        return StreamFormat(channels: file.channels, sampleRate: rate, layout: file.layout,
+                            surroundsAreBack: file.surroundsAreBack)
     }
 
     public func rateConversion(parameters: NodeParameters, inputFormats: [StreamFormat], outputFormats: [StreamFormat],

@@ -32,6 +32,11 @@ public final class SoundFile: @unchecked Sendable {
     /// What the channels are: read from the file's channel map (or its
     /// container's standard order), or the layout written.
     public let layout: ChannelLayout
+    /// A 5.1 whose surrounds are the back pair: reading, the file's own
+    /// channel map says so (WAV mask 0x3F; a file without a map is read as
+    /// side, as before); writing, the map written. See
+    /// `StreamFormat.surroundsAreBack`.
+    public let surroundsAreBack: Bool
     /// How channels move between the file's order and the project's; nil
     /// when they are the same. Reading: for each stream channel, the file
     /// channel it comes from. Writing: for each file channel, the stream
@@ -70,14 +75,17 @@ public final class SoundFile: @unchecked Sendable {
         var map = [Int32](repeating: 0, count: max(channels, 1))
         let mapped = map.withUnsafeMutableBytes { sf_command(h, Int32(SFC_GET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count)) } == SF_TRUE
         let vorbisOrder = info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_OGG)
-        let positions = mapped && !map.contains(0) ? map
+        let ownMap = mapped && !map.contains(0)
+        let positions = ownMap ? map
             : ChannelMap.containerDefault(channels: channels, vorbisOrder: vorbisOrder)
         if let positions, positions.count == channels {
-            let (found, order) = ChannelMap.layout(ofFile: positions)
+            let (found, order, back) = ChannelMap.layout(ofFile: positions)
             layout = found
+            surroundsAreBack = back && ownMap
             channelOrder = order == Array(0..<channels) ? nil : order
         } else {
             layout = .default(forChannels: channels)
+            surroundsAreBack = false
             channelOrder = nil
         }
     }
@@ -87,11 +95,13 @@ public final class SoundFile: @unchecked Sendable {
     /// is written as RF64 and downgraded to plain WAV on closing when it
     /// stayed under 4 GiB, so a long render never wraps its header. The
     /// layout is written as the file's channel map (a 5.1 WAV gets channel
-    /// mask 0x60F) and channels are put in the container's order.
+    /// mask 0x60F, or 0x3F when `surroundsAreBack`) and channels are put in
+    /// the container's order.
     /// - Parameter sampleFormat: nil for lossy codecs (and the container's default).
     /// [main-thread]
     public init(writing path: String, container: Container, sampleFormat: SampleFormat?,
-                channels: Int, sampleRate: Double, layout: ChannelLayout? = nil) throws(SoundFileError) {
+                channels: Int, sampleRate: Double, layout: ChannelLayout? = nil,
+                surroundsAreBack: Bool = false) throws(SoundFileError) {
         if path.utf8.contains(0) { throw SoundFileError(path: path, message: "the path contains a NUL character") }
         let sample = container.isLossy ? nil : sampleFormat ?? container.defaultSampleFormat
         if let problem = container.problem(sample: sample, channels: channels, sampleRate: sampleRate) {
@@ -105,11 +115,14 @@ public final class SoundFile: @unchecked Sendable {
             throw SoundFileError(path: path, message: Self.lastError(nil))
         }
         let layout = layout ?? .default(forChannels: channels)
-        let placement = ChannelMap.fileOrder(for: layout, channels: channels, container: container)
+        let back = surroundsAreBack && layout == .surround51
+        let placement = ChannelMap.fileOrder(for: layout, channels: channels, container: container,
+                                             surroundsAreSides: !back)
         if var positions = placement?.positions, positions.count > 2, !container.usesVorbisOrder, container != .flac {
             _ = positions.withUnsafeMutableBytes { sf_command(h, Int32(SFC_SET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count)) }
         }
         self.layout = layout
+        self.surroundsAreBack = back
         channelOrder = placement.flatMap { $0.order == Array(0..<channels) ? nil : $0.order }
         self.path = path
         handle = h
