@@ -260,9 +260,14 @@ final class JACKSession: @unchecked Sendable {
         // rendered or decoded ahead.
         let planned = plannedConnections()
         updateRoute(planned.mapValues { Set($0) })
-        // Fill the rings before the first cycle so it does not underrun.
+        // Fill the rings before the first cycle so it does not underrun;
+        // a job that does not get ready in time (or a stop asked for)
+        // fails the start instead of holding the owner thread for ever.
         engine.worker.start()
-        engine.worker.waitUntilReady(frames: client.bufferSize)
+        if let problem = waitForJobs(engine.worker, of: engine, frames: client.bufferSize) {
+            engine.worker.stop()
+            throw JACKError("the graph did not start: \(problem)")
+        }
         // Hold the graph (silence, sources still) until its ports are
         // connected, so that the first frames are heard, not lost.
         let wasPaused = cycle.paused.exchange(true, ordering: .relaxed)
@@ -271,6 +276,31 @@ final class JACKSession: @unchecked Sendable {
         try connect(planned)
         restoreWanted()
         connectionsSettled()
+    }
+
+    /// Waits until `worker`'s jobs can render `frames` frames, at most
+    /// `options.readyTimeout` seconds and while `options.shouldStop` does
+    /// not say stop. nil when they are ready; else why not, naming the
+    /// nodes of `engine` whose jobs are not ready. [owner-thread]
+    func waitForJobs(_ worker: BackgroundWorker, of engine: Engine, frames: Int) -> String? {
+        let timeout = options.readyTimeout
+        let deadline = Date().addingTimeInterval(timeout)
+        let shouldStop = options.shouldStop
+        var stopped = false
+        let ready = worker.waitUntilReady(frames: frames, unless: {
+            if shouldStop?() == true { stopped = true; return true }
+            return Date() >= deadline
+        })
+        if ready { return nil }
+        let waiting = engine.ids.filter { id in
+            guard let job = engine.node(id)?.backgroundJob else { return false }
+            return !job.isReady(forFrames: frames)
+        }
+        let which = waiting.isEmpty ? "its background jobs"
+            : "the node\(waiting.count == 1 ? "" : "s") " + waiting.map { "'\($0)'" }.joined(separator: ", ")
+        if stopped { return "interrupted while waiting for \(which) to have the first \(frames) frames ready" }
+        let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)
+        return "\(which) did not have the first \(frames) frames ready within \(seconds) s (a file or decoder that does not deliver)"
     }
 
     /// The client's connections as they are now are the ones seen: no

@@ -85,6 +85,17 @@ public final class RunningGraph: @unchecked Sendable {
         /// `durationReached` (`agraph run --duration`). Paused time does
         /// not count. nil: no limit.
         public var duration: Double?
+        /// How long, in seconds, starting and a reload wait for the
+        /// background jobs (file readers, decoders) to have their first
+        /// period ready. A start that is not ready by then fails, and a
+        /// reload is refused (the running graph plays on), naming the nodes
+        /// that were not ready.
+        public var readyTimeout: Double = 5
+        /// Asked while starting or a reload waits for the background jobs:
+        /// true ends the wait, and the start fails or the reload is refused
+        /// (`agraph run`: SIGINT or SIGTERM came). nil: only the timeout
+        /// ends it. [called on the owner thread; any thread sets what it reads]
+        public var shouldStop: (@Sendable () -> Bool)?
         public init() {}
     }
 

@@ -72,6 +72,27 @@ extension JACKSession {
             binder.endReload(restoring: saved)
             throw error
         }
+        // The new nodes' jobs get their first period ready before anything
+        // is committed, on a worker of their own (the kept ones stay on the
+        // running graph's): when they are not ready within
+        // `options.readyTimeout`, or a stop is asked for, the reload is
+        // refused and the running graph plays on.
+        let running = Set(oldEngine.ids.compactMap { oldEngine.node($0)?.backgroundJob.map { ObjectIdentifier($0) } })
+        let fresh = next.engine.ids.compactMap { next.engine.node($0)?.backgroundJob }
+            .filter { !running.contains(ObjectIdentifier($0)) }
+        if !fresh.isEmpty {
+            let frames = cycle.bufferSize.load(ordering: .relaxed)
+            for job in fresh { (job as? FillTargeting)?.setTargetFill(frames: frames + options.extraFill) }
+            let warmup = BackgroundWorker(jobs: fresh)
+            warmup.start()
+            let problem = waitForJobs(warmup, of: next.engine, frames: frames)
+            warmup.stop()
+            if let problem {
+                for job in fresh { _ = try? job.finish(completed: false) }
+                binder.endReload(restoring: saved)
+                throw JACKError("reload: \(problem)")
+            }
+        }
         // The transport's followers in the new graph; the first one needs
         // the transport (and its driver's thread).
         let nextFollowers = Self.transportFollowers(new, next.engine, mode: options.transport)
@@ -137,7 +158,9 @@ extension JACKSession {
         compiled = next
         setTargetFill(bufferSize: cycle.bufferSize.load(ordering: .relaxed))
         next.engine.worker.start()
-        next.engine.worker.waitUntilReady(frames: cycle.bufferSize.load(ordering: .relaxed))
+        // Bounded: the new jobs were ready just before, and the kept ones
+        // were running; past the commit the swap goes ahead either way.
+        _ = waitForJobs(next.engine.worker, of: next.engine, frames: cycle.bufferSize.load(ordering: .relaxed))
         publishFollowers()
         jackPorts = ports
         underrunNodes = new.nodes.compactMap { n in (next.engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }

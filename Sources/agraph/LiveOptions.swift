@@ -49,6 +49,9 @@ struct LiveOptions: ParsableArguments {
         options.period = period
         options.transport = transport
         options.cpuDMALatency = cpuDMALatency
+        // SIGINT/SIGTERM end a wait for the background jobs (a start fails,
+        // a reload is refused) as they end the main loop.
+        options.shouldStop = { interruptRequested.load(ordering: .relaxed) }
         return options
     }
 
