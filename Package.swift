@@ -56,6 +56,8 @@
 // Tools
 //   agraph             the command-line tool
 //   agraph-bench       benchmarks (run in release)
+//   agraph-sofa-check  C: reads a SOFA file with libmysofa in a bounded process of its own
+//                      (HRTFSet runs it before loading the file in-process)
 //   fuzz-*, FuzzSupport  libFuzzer targets (Fuzz/, scripts/fuzz)
 // Tests
 //   TestSupport        shared test helpers: MallocCounter (over CAGraphAllocCount), the plugin
@@ -101,6 +103,9 @@ let package = Package(
         .library(name: "LV2TestWorker", type: .dynamic, targets: ["WorkerLV2"]),
         .executable(name: "agraph", targets: ["agraph"]),
         .executable(name: "agraph-bench", targets: ["agraph-bench"]),
+        // Reads a SOFA file with libmysofa in a bounded process of its own
+        // before the `binaural` node reads it in agraph's (HRTFSet).
+        .executable(name: "agraph-sofa-check", targets: ["agraph-sofa-check"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -328,6 +333,9 @@ let package = Package(
             ],
             path: "Sources/agraph"
         ),
+        // C: libmysofa's mysofa_load and mysofa_check on one file under
+        // resource limits (RLIMIT_AS, RLIMIT_CPU); HRTFSet spawns it.
+        .executableTarget(name: "agraph-sofa-check", dependencies: ["CMySOFA"], path: "Sources/agraph-sofa-check"),
         .executableTarget(
             name: "agraph-bench",
             dependencies: [

@@ -2,8 +2,9 @@
 /// on it: every cost of a set (resampling, normalising, the convolution in
 /// the process callback) grows with what the file declares, so a file that
 /// declares too much is refused with the limit it passed and its own value
-/// (docs/binaural.md, "Limits"). libmysofa has read the file by then; its
-/// own limits bound the reading.
+/// (docs/binaural.md, "Limits"). libmysofa has read the file by then,
+/// first in a bounded process of its own (`SOFACheck`: 5 s, 1 GiB), then
+/// in this one.
 public enum HRTFLimits {
     /// `Data.SamplingRate`, in Hz: the lowest and highest taken.
     public static let fileRates: ClosedRange<Double> = 8000...384_000

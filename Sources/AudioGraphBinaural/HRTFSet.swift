@@ -91,8 +91,12 @@ public final class HRTFSet: @unchecked Sendable {
     /// Opens `path` for use at `sampleRate`, outside the cache (`HRTFSets`
     /// opens through it; the SOFA fuzz target calls it directly).
     /// [main-thread or worker-thread]
-    /// - Throws: `HRTFSetError` with libmysofa's reason, or the limit of
-    ///   `HRTFLimits` the file passes.
+    /// libmysofa reads the file first in `agraph-sofa-check`, a process of
+    /// its own bounded in time and memory (`SOFACheck`, up to 5 s), and
+    /// here only when that succeeded.
+    /// - Throws: `HRTFSetError` with libmysofa's reason (or that it did not
+    ///   finish, or crashed, in the checker), or the limit of `HRTFLimits`
+    ///   the file passes.
     public init(path: String, sampleRate: Double) throws(HRTFSetError) {
         self.path = path
         self.sampleRate = sampleRate
@@ -100,6 +104,9 @@ public final class HRTFSet: @unchecked Sendable {
         guard sampleRate >= 8000, sampleRate.isFinite else {
             throw HRTFSetError(path: path, reason: "libmysofa resamples HRTFs to rates of 8000 Hz or more; the graph runs at \(HRTFLimits.hertz(sampleRate))")
         }
+        // libmysofa reads it in a bounded process of its own first (SOFACheck):
+        // a file that keeps it busy, exhausts memory or crashes it costs that one.
+        if let problem = SOFACheck.problem(path: path) { throw HRTFSetError(path: path, reason: problem) }
         var err: Int32 = 0
         guard let loaded = mysofa_load(path, &err) else {
             throw HRTFSetError(path: path, reason: "libmysofa: " + Self.describe(err))

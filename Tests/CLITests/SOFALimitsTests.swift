@@ -34,7 +34,7 @@ final class SOFALimitsTests: XCTestCase {
     /// `agraph validate` on a mono tone into `binaural` with the set at
     /// `sofa`, the graph at `rate` Hz; killed (and the test failed) after
     /// `timeout` seconds.
-    func validate(_ sofa: String, rate: Int = 48000, timeout: Double = 20,
+    func validate(_ sofa: String, rate: Int = 48000, timeout: Double = 20, environment: [String: String] = [:],
                   file: StaticString = #filePath, line: UInt = #line) throws -> Outcome {
         let graph = dir.file("g-\((sofa as NSString).lastPathComponent)-\(rate).json")
         try #"""
@@ -46,7 +46,7 @@ final class SOFALimitsTests: XCTestCase {
             """#.write(toFile: graph, atomically: true, encoding: .utf8)
         let errPath = dir.file("stderr-\(UUID().uuidString)")
         let started = Date()
-        let child = try ChildProcess([try CLITests.agraphPath(), "validate", graph], stderr: .file(errPath))
+        let child = try ChildProcess([try CLITests.agraphPath(), "validate", graph], environment: environment, stderr: .file(errPath))
         let finished = child.waitUntilExit(timeout: timeout)
         if !finished {
             child.send(SIGKILL)
@@ -138,5 +138,60 @@ final class SOFALimitsTests: XCTestCase {
         let o = try validate(path)
         XCTAssertFalse(o.signalled, o.stderr)
         XCTAssertEqual(o.status, 0, o.stderr)
+    }
+
+    /// The real set with 2 bytes changed: at 0x57dc an attribute's
+    /// dataspace of 1 element (`00 00 00 01`) declares 0x20000001
+    /// (`20 00 00 01`), and libmysofa 1.3.1's `readDataDim` reads the
+    /// global heap once per element: `mysofa_load` is busy for minutes.
+    func sofaKeepingLibmysofaBusy() throws -> String {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: TestMedia.path("sphere-head-delays.sofa"))))
+        let at = 0x57dc
+        XCTAssertEqual(Array(bytes[at..<(at + 4)]), [0, 0, 0, 1], "the dataspace's element count is where it was")
+        bytes[at] = 0x20
+        let path = dir.file("busy.sofa")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Issue 22 item 2: the 2-byte change above kept `agraph validate`
+    /// busy for minutes inside libmysofa, before any limit of ours could
+    /// be checked. libmysofa now reads it first in `agraph-sofa-check`,
+    /// killed after 5 s: a clear error naming the file, within 10 s.
+    func testAFileKeepingLibmysofaBusyIsRefusedWithinSeconds() throws {
+        let path = try sofaKeepingLibmysofaBusy()
+        assertRefused(try validate(path, timeout: 15), path: path,
+                      saying: ["libmysofa did not finish reading it within 5 s", "declare far more than the file holds"])
+    }
+
+    /// The checker is built beside agraph, reads the real sets, and the
+    /// real file still validates through it.
+    func testTheSOFACheckerIsBesideAgraphAndTheRealSetValidates() throws {
+        let checker = (try CLITests.agraphPath() as NSString).deletingLastPathComponent + "/agraph-sofa-check"
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: checker), "\(checker) is built with agraph")
+        for sofa in [TestMedia.path("sphere-head-delays.sofa"), "/usr/share/libmysofa/default.sofa"]
+        where FileManager.default.fileExists(atPath: sofa) {
+            let child = try ChildProcess([checker, sofa])
+            XCTAssertTrue(child.waitUntilExit(timeout: 10))
+            XCTAssertEqual(child.terminationStatus, 0, sofa)
+        }
+        let o = try validate(TestMedia.path("sphere-head-delays.sofa"))
+        XCTAssertEqual(o.status, 0, o.stderr)
+        // Not a SOFA file: libmysofa's reason, from the checker.
+        let text = dir.file("text.sofa")
+        try "not HDF5".write(toFile: text, atomically: true, encoding: .utf8)
+        assertRefused(try validate(text), path: text, saying: ["not a SOFA file it can read (MYSOFA_INVALID_FORMAT)"])
+    }
+
+    /// A checker that crashes (here a script standing in for it, killed by
+    /// SIGSEGV, through `AGRAPH_SOFA_CHECK`) is an error naming the file,
+    /// and agraph itself lives on.
+    func testACrashInTheCheckerIsAClearError() throws {
+        let script = dir.file("crashing-check")
+        try "#!/bin/sh\nkill -SEGV $$\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let path = try sofa("crash", { _ in })
+        assertRefused(try validate(path, environment: ["AGRAPH_SOFA_CHECK": script]), path: path,
+                      saying: ["libmysofa crashed (signal 11) or ran out of its memory limit reading it"])
     }
 }
