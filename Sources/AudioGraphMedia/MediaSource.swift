@@ -201,18 +201,45 @@ final class MediaCursor: CompressedFrameCursor {
 
     /// Stream ticks → graph samples (relative to the stream's start).
     func samples(_ ticks: Int64) -> Int {
-        let rel = ticks - start
-        return Int((Double(rel) * Double(base.num) / Double(base.den) * graphRate).rounded())
+        Self.samples(ticks: ticks, start: start, num: base.num, den: base.den, graphRate: graphRate)
     }
 
     /// Graph samples → stream ticks.
     func ticks(_ samples: Int) -> Int64 {
-        start + Int64((Double(samples) / graphRate * Double(base.den) / Double(base.num)).rounded(.down))
+        Self.ticks(samples: samples, start: start, num: base.num, den: base.den, graphRate: graphRate)
     }
 
     /// Coded-rate samples → graph samples.
     func graphSamples(coded n: Int) -> Int {
-        Int((Double(n) * graphRate / Double(stream.sampleRate)).rounded())
+        Self.graphSamples(coded: n, codedRate: stream.sampleRate, graphRate: graphRate)
+    }
+
+    // The conversions, safe for any values a file can carry (a time base
+    // of 0/1 or 1/0, a sample rate of 0, timestamps near Int64's ends):
+    // done in Double, a result that is not finite is 0, and one beyond
+    // ±2^62 is clamped, so no conversion to an integer traps. [any thread]
+
+    /// `x` rounded as `rule` says, as an Int: 0 when not finite, clamped to ±2^62.
+    static func whole(_ x: Double, _ rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero) -> Int64 {
+        let r = x.rounded(rule)
+        guard r.isFinite else { return 0 }
+        let bound = Double(Int64(1) << 62)
+        return Int64(min(max(r, -bound), bound))
+    }
+
+    /// Stream ticks (time base `num`/`den`) → graph samples after `start`.
+    static func samples(ticks: Int64, start: Int64, num: Int32, den: Int32, graphRate: Double) -> Int {
+        Int(whole((Double(ticks) - Double(start)) * Double(num) / Double(den) * graphRate))
+    }
+
+    /// Graph samples after `start` → stream ticks (time base `num`/`den`).
+    static func ticks(samples: Int, start: Int64, num: Int32, den: Int32, graphRate: Double) -> Int64 {
+        whole(Double(start) + (Double(samples) / graphRate * Double(den) / Double(num)).rounded(.down), .down)
+    }
+
+    /// Samples at `codedRate` → samples at `graphRate`.
+    static func graphSamples(coded n: Int, codedRate: Int, graphRate: Double) -> Int {
+        Int(whole(Double(n) * graphRate / Double(codedRate)))
     }
 
     func next() -> CompressedFrame? {
@@ -223,7 +250,7 @@ final class MediaCursor: CompressedFrameCursor {
         guard let p = file.nextPacket(of: stream.index) else { return nil }
         defer { count += 1 }
         let ts = p.pts == agraph_av_nopts_value() ? Int.min : samples(p.pts)
-        let duration = p.duration > 0 ? Int((Double(p.duration) * Double(base.num) / Double(base.den) * graphRate).rounded())
+        let duration = p.duration > 0 ? Self.samples(ticks: p.duration, start: 0, num: base.num, den: base.den, graphRate: graphRate)
             : graphSamples(coded: max(stream.info.frameSize, 1024))
         return CompressedFrame(bytes: p.bytes[...], index: count, timestamp: ts, samplesPerFrame: duration,
                                sampleRate: graphRate, isIndependent: p.key, skipStart: p.skipStart, discardEnd: p.discardEnd)
