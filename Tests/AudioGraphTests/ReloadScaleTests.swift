@@ -15,17 +15,7 @@ final class ReloadScaleTests: XCTestCase {
     /// A `test-tone` through `count` `gain` nodes (each at `gain` dB) into
     /// a `null`.
     static func chain(_ count: Int, gain: Double = 0, waveform: String = "sine") throws -> ValidatedGraph {
-        var nodes = [#"{"id": "src", "type": "test-tone", "params": {"waveform": "\#(waveform)", "frequency": 440, "level": -20, "channels": 1}}"#]
-        var links: [String] = []
-        var previous = "src"
-        for i in 0..<count {
-            nodes.append(#"{"id": "g\#(i)", "type": "gain", "params": {"gain": \#(gain)}}"#)
-            links.append(#"{"from": "\#(previous)", "to": "g\#(i)"}"#)
-            previous = "g\(i)"
-        }
-        nodes.append(#"{"id": "out", "type": "null"}"#)
-        links.append(#"{"from": "\#(previous)", "to": "out"}"#)
-        let json = #"{"format": "agraph/1", "name": "chain", "sampleRate": 48000, "nodes": [\#(nodes.joined(separator: ",\n"))], "links": [\#(links.joined(separator: ",\n"))]}"#
+        let json = GainChain.json(count: count, gain: gain, waveform: waveform)
         return try GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "chain.json", directory: "/tmp").get()
     }
 

@@ -11,17 +11,8 @@ import XCTest
 final class LatencyPlanScaleTests: XCTestCase {
     func testAPlanOf64InputsAnd64OutputsThroughThousandsOfNodesIsQuick() throws {
         let n = 3_000
-        var nodes = [#"{"id": "in", "type": "jack-in", "params": {"channels": 64}}"#]
-        var links: [String] = []
-        var previous = "in"
-        for i in 0..<n {
-            nodes.append(#"{"id": "g\#(i)", "type": "gain", "params": {"gain": 0}}"#)
-            links.append(#"{"from": "\#(previous)", "to": "g\#(i)"}"#)
-            previous = "g\(i)"
-        }
-        nodes.append(#"{"id": "out", "type": "jack-out"}"#)
-        links.append(#"{"from": "\#(previous)", "to": "out"}"#)
-        let json = #"{"format": "agraph/1", "name": "wide", "sampleRate": 48000, "nodes": [\#(nodes.joined(separator: ",\n"))], "links": [\#(links.joined(separator: ",\n"))]}"#
+        let json = GainChain.json(count: n, source: #"{"id": "src", "type": "jack-in", "params": {"channels": 64}}"#,
+                                  sink: #"{"id": "out", "type": "jack-out"}"#, name: "wide")
         let binder = JACKPortBinder()
         let graph = try GraphValidator(registry: .withJACK(binder))
             .validate(bytes: Array(json.utf8), file: "wide.json", directory: "/tmp").get()

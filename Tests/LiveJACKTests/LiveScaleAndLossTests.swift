@@ -17,17 +17,7 @@ final class LiveScaleAndLossTests: LiveTestCase {
 
     /// A `test-tone` through `count` `gain` nodes into a `null`.
     static func chain(_ count: Int, waveform: String = "sine") -> String {
-        var nodes = [#"{"id": "src", "type": "test-tone", "params": {"waveform": "\#(waveform)", "frequency": 440, "level": -20, "channels": 1}}"#]
-        var links: [String] = []
-        var previous = "src"
-        for i in 0..<count {
-            nodes.append(#"{"id": "g\#(i)", "type": "gain", "params": {"gain": 0}}"#)
-            links.append(#"{"from": "\#(previous)", "to": "g\#(i)"}"#)
-            previous = "g\(i)"
-        }
-        nodes.append(#"{"id": "out", "type": "null"}"#)
-        links.append(#"{"from": "\#(previous)", "to": "out"}"#)
-        return #"{"format": "agraph/1", "name": "chain", "sampleRate": 48000, "nodes": [\#(nodes.joined(separator: ",\n"))], "links": [\#(links.joined(separator: ",\n"))]}"#
+        GainChain.json(count: count, waveform: waveform)
     }
 
     /// How many status replies stdout holds.
