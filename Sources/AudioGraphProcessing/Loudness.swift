@@ -360,21 +360,29 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode, OfflineAl
         }
     }
 
+    /// Adds the first `frames` frames of `bus` to `meter`, interleaved
+    /// through the node's scratch buffer. [audio-thread; realtime-safe]
+    @inline(__always)
+    private func measure(_ bus: AudioBus, frames: Int, channels: Int, into meter: EBUR128Meter) {
+        guard let interleaved else { return }
+        if channels == 2 {
+            Kernels.interleave2(bus.channel(0), bus.channel(1), to: interleaved, count: frames)
+        } else {
+            for c in 0..<channels {
+                Kernels.interleave(bus.channel(c), to: interleaved, stride: channels, channel: c, count: frames)
+            }
+        }
+        meter.add(interleaved: interleaved, frames: frames)
+    }
+
     func render(frames: Int) {
-        guard let input, let output, let interleaved else { return }
+        guard let input, let output, interleaved != nil else { return }
         let state = input.state
         let valid = min(state.validFrames, frames)
         let channels = meter.channels
         // Measure the input's real frames.
         if valid > 0 {
-            if channels == 2 {
-                Kernels.interleave2(input.channel(0), input.channel(1), to: interleaved, count: valid)
-            } else {
-                for c in 0..<channels {
-                    Kernels.interleave(input.channel(c), to: interleaved, stride: channels, channel: c, count: valid)
-                }
-            }
-            meter.add(interleaved: interleaved, frames: valid)
+            measure(input, frames: valid, channels: channels, into: meter)
         }
         sincePublish += valid
         if sincePublish >= publishEvery || (state.ended && sincePublish > 0) {
@@ -421,15 +429,7 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode, OfflineAl
             }
             if let outputMeter, outState.validFrames > 0 {
                 // Offline: the loudness after limiting, for the next pass.
-                let n = outState.validFrames
-                if channels == 2 {
-                    Kernels.interleave2(output.channel(0), output.channel(1), to: interleaved, count: n)
-                } else {
-                    for c in 0..<channels {
-                        Kernels.interleave(output.channel(c), to: interleaved, stride: channels, channel: c, count: n)
-                    }
-                }
-                outputMeter.add(interleaved: interleaved, frames: n)
+                measure(output, frames: outState.validFrames, channels: channels, into: outputMeter)
             }
         }
         output.state = outState

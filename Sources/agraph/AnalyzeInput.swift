@@ -80,7 +80,7 @@ final class DecodedMediaInput: AnalysisInput {
         let full = path.hasPrefix("/") ? path : FileManagerPath.current() + "/" + path
         let json = """
             {"format": "agraph/1", "sampleRate": \(stream.sampleRate),
-             "nodes": [{"id": "media", "type": "media", "params": {"path": \(Self.jsonString(full))}},
+             "nodes": [{"id": "media", "type": "media", "params": {"path": \(JSONOut.string(full).rendered())}},
                        {"id": "\(Self.decoderID)", "type": "ffmpeg"},
                        {"id": "end", "type": "null"}],
              "links": [{"from": "media", "to": "\(Self.decoderID)"}, {"from": "\(Self.decoderID)", "to": "end"}]}
@@ -168,21 +168,6 @@ final class DecodedMediaInput: AnalysisInput {
             line.replaceSubrange(r, with: "agraph analyze --allow-damaged measures what decodes")
         }
         return line
-    }
-
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where u.value < 0x20:
-                let hex = Array("0123456789abcdef")
-                out += "\\u00" + String(hex[Int(u.value >> 4)]) + String(hex[Int(u.value & 15)])
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
     }
 }
 
