@@ -25,9 +25,7 @@ final class ControlSurfaceHardeningTests: XCTestCase {
     var surface: ControlSurface!
 
     override func setUpWithError() throws {
-        let graph = try GraphValidator(registry: .builtIn)
-            .validate(bytes: Array(Self.graph.utf8), file: "hardening.json", directory: "/tmp").get()
-        compiled = try GraphCompiler.compile(graph, maxFrames: 256)
+        compiled = try compileBuiltIn(Self.graph, file: "hardening.json", maxFrames: 256)
         surface = ControlSurface(compiled: compiled, host: OfflineHost())
     }
 

@@ -77,23 +77,6 @@ final class FileFormatTests: XCTestCase {
         }
     }
 
-    /// The channel mask in a WAVE_FORMAT_EXTENSIBLE header, or nil.
-    func channelMask(_ path: String) throws -> UInt32? {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var p = 12
-        while p + 8 <= bytes.count {
-            let id = String(decoding: bytes[p..<(p + 4)], as: UTF8.self)
-            let size = Int(bytes[p + 4]) | Int(bytes[p + 5]) << 8 | Int(bytes[p + 6]) << 16 | Int(bytes[p + 7]) << 24
-            if id == "fmt " {
-                let body = p + 8
-                guard bytes[body] == 0xFE, bytes[body + 1] == 0xFF else { return nil }
-                return (body + 20..<body + 24).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32(bytes[$1]) }
-            }
-            p += 8 + size + (size & 1)
-        }
-        return nil
-    }
-
     /// One sine per channel, 200 Hz apart, so that channels can be told apart.
     func distinctChannels(_ channels: Int, seconds: Double = 0.5, lfe: Double? = nil) -> [Float] {
         let frames = Int(seconds * 48000)
@@ -111,7 +94,7 @@ final class FileFormatTests: XCTestCase {
 
     func testA51WAVCarriesItsChannelMaskAndReadsBackAs51() throws {
         try render(toneGraph(output: "six.wav", channels: 6))
-        XCTAssertEqual(try channelMask(dir.file("six.wav")), 0x60F, "L R C LFE Ls Rs with side surrounds")
+        XCTAssertEqual(try WAVHeader.channelMask(dir.file("six.wav")), 0x60F, "L R C LFE Ls Rs with side surrounds")
         let g = try TestGraph.validate(#"{"format": "agraph/1", "nodes": [{"id": "src", "type": "file", "params": {"path": "six.wav"}}, {"id": "n", "type": "null"}], "links": [{"from": "src", "to": "n"}]}"#,
                                        directory: dir.path)
         XCTAssertEqual(g.node("src")?.outputFormat?.layout, .surround51)
@@ -136,7 +119,7 @@ final class FileFormatTests: XCTestCase {
                                              {"id": "o", "type": "file-out", "params": {"path": "out.wav"}}],
              "links": [{"from": "f", "to": "o"}]}
             """)
-        XCTAssertEqual(try channelMask(dir.file("out.wav")), 0x63F)
+        XCTAssertEqual(try WAVHeader.channelMask(dir.file("out.wav")), 0x63F)
         let out = try readSoundFile(dir.file("out.wav"))
         XCTAssertEqual(frequencies(out.samples, channels: 8), frequencies(input, channels: 8), "every channel back in its place")
     }

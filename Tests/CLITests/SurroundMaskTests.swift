@@ -41,23 +41,6 @@ final class SurroundMaskTests: XCTestCase {
         return path
     }
 
-    /// The channel mask of a WAVE_FORMAT_EXTENSIBLE file, or nil.
-    func channelMask(_ path: String) throws -> UInt32? {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var p = 12
-        while p + 8 <= bytes.count {
-            let id = String(decoding: bytes[p..<(p + 4)], as: UTF8.self)
-            let size = Int(bytes[p + 4]) | Int(bytes[p + 5]) << 8 | Int(bytes[p + 6]) << 16 | Int(bytes[p + 7]) << 24
-            if id == "fmt " {
-                let body = p + 8
-                guard size >= 24, bytes[body] == 0xFE, bytes[body + 1] == 0xFF else { return nil }
-                return (body + 20..<body + 24).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32(bytes[$1]) }
-            }
-            p += 8 + size + (size & 1)
-        }
-        return nil
-    }
-
     /// Renders `source` (the graph's nodes before `out`, the last one
     /// linked to it) into out.wav; the written file's mask and samples.
     func render(_ nodes: String, links: String, tag: String) throws -> (mask: UInt32?, channels: Int, samples: [Float]) {
@@ -71,7 +54,7 @@ final class SurroundMaskTests: XCTestCase {
         let run = try CLITests.agraph(arguments: ["render", graph])
         XCTAssertEqual(run.status, 0, run.stderr)
         let file = try readSoundFile(out)
-        return (try channelMask(out), file.channels, file.samples)
+        return (try WAVHeader.channelMask(out), file.channels, file.samples)
     }
 
     func assertChannelsInPlace(_ r: (mask: UInt32?, channels: Int, samples: [Float]), _ what: String,
@@ -89,7 +72,7 @@ final class SurroundMaskTests: XCTestCase {
     func testFileToFileOutKeepsBackOrSideSurrounds() throws {
         for (mask, tag) in [(Self.backMask, "back"), (Self.sideMask, "side")] {
             let input = try writeWAV("\(tag).wav", mask: mask)
-            XCTAssertEqual(try channelMask(input), mask, "the input's own mask")
+            XCTAssertEqual(try WAVHeader.channelMask(input), mask, "the input's own mask")
             let r = try render(#"{"id": "src", "type": "file", "params": {"path": "\#(input)"}}"#,
                                links: #"{"from": "src", "to": "out"}"#, tag: "file-\(tag)")
             XCTAssertEqual(r.mask, mask, "5.1(\(tag)) through file → file-out: mask 0x\(String(r.mask ?? 0, radix: 16))")
@@ -143,7 +126,7 @@ final class SurroundMaskTests: XCTestCase {
         """.write(toFile: graph, atomically: true, encoding: .utf8)
         let run = try CLITests.agraph(arguments: ["render", graph])
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertEqual(try channelMask(out), Self.backMask)
+        XCTAssertEqual(try WAVHeader.channelMask(out), Self.backMask)
         let probedOut = try runTool(ffprobe, ["-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", out])
         XCTAssertEqual(probedOut.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "5.1")
     }

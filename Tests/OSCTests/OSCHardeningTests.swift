@@ -24,9 +24,7 @@ final class OSCHardeningTests: XCTestCase {
     var client: OSCTestClient!
 
     override func setUpWithError() throws {
-        let graph = try GraphValidator(registry: .builtIn)
-            .validate(bytes: Array(Self.graph.utf8), file: "osc.json", directory: "/tmp").get()
-        compiled = try GraphCompiler.compile(graph, maxFrames: 1024)
+        compiled = try compileBuiltIn(Self.graph, file: "osc.json", maxFrames: 1024)
         control = ControlSurface(compiled: compiled, host: OfflineHost())
         server = try OSCServer(control: control, port: 0)
         client = try OSCTestClient()

@@ -34,9 +34,7 @@ final class OSCServerTests: XCTestCase {
     var client: OSCTestClient!
 
     override func setUpWithError() throws {
-        let graph = try GraphValidator(registry: .builtIn)
-            .validate(bytes: Array(Self.graph.utf8), file: "osc.json", directory: "/tmp").get()
-        compiled = try GraphCompiler.compile(graph, maxFrames: 1024)
+        compiled = try compileBuiltIn(Self.graph, file: "osc.json", maxFrames: 1024)
         host = ScriptedHost()
         host.meters = { [compiled] in compiled!.meterReadings }
         control = ControlSurface(compiled: compiled, host: host)
