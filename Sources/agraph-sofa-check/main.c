@@ -7,7 +7,8 @@
  * only.
  *
  * Limits set on itself: RLIMIT_AS 1 GiB (an allocation beyond fails, and
- * libmysofa reports MYSOFA_NO_MEMORY or dies), RLIMIT_CPU 10 s (SIGXCPU,
+ * libmysofa reports MYSOFA_NO_MEMORY or dies; not in a sanitizer build,
+ * whose runtime needs the address space), RLIMIT_CPU 10 s (SIGXCPU,
  * then SIGKILL at 11 s: a backstop; agraph kills it after 5 s of wall
  * time), no core file. It dies with the thread that started it
  * (PR_SET_PDEATHSIG).
@@ -16,6 +17,18 @@
  * (k < 100); 99 for MYSOFA_INTERNAL_ERROR (-1); e for an errno value e
  * (1 to 98) libmysofa returned; 98 for any other code; 125 for a wrong
  * command line. Nothing is written. [main-thread: a process of its own] */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define AGRAPH_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define AGRAPH_SANITIZED 1
+#endif
+#ifndef AGRAPH_SANITIZED
+#define AGRAPH_SANITIZED 0
+#endif
+
 #include <mysofa.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -38,7 +51,14 @@ int main(int argc, char **argv) {
     struct rlimit memory = {1UL << 30, 1UL << 30};
     struct rlimit cpu = {10, 11};
     struct rlimit core = {0, 0};
+#if !AGRAPH_SANITIZED
+    /* A sanitizer's runtime (a --sanitize=thread or address build of the
+     * package, as scripts/test makes) reserves terabytes of shadow address
+     * space and dies (exit 66) under an address-space limit. */
     setrlimit(RLIMIT_AS, &memory);
+#else
+    (void)memory;
+#endif
     setrlimit(RLIMIT_CPU, &cpu);
     setrlimit(RLIMIT_CORE, &core);
     int err = 0;
