@@ -221,9 +221,15 @@ extension DocsTests {
             let status: Int32
             let log = work.file(".command-output")
             if command.isLive {
-                // `exec`: the signal reaches agraph, not the shell.
+                // `exec`: the signal reaches agraph, not the shell. Stdin is a
+                // pipe held open, as a terminal would be (`abx` ends at the
+                // end of its input).
+                let stdin = try PipeEnds()
+                defer { close(stdin.write) }
                 let p = try ChildProcess(["/bin/sh", "-c", "exec " + line], environment: environment,
-                                         directory: work.path, stdout: .file(log), stderr: .sameAsStdout)
+                                         directory: work.path, stdin: .descriptor(stdin.read),
+                                         stdout: .file(log), stderr: .sameAsStdout)
+                close(stdin.read)
                 if p.waitUntilExit(timeout: LiveTiming.seconds(4)) {
                     status = p.terminationStatus
                 } else {
