@@ -11,8 +11,11 @@
 //                      instance contexts, the registry, path and file checks
 //   GraphFile          graph files: positioned JSON parser, validation, diagnostics, the
 //                      validated graph model (re-exports AudioGraphNodeAPI)
-//   AudioGraph         built-in registry, compiler, `render -o` as a graph node, control
-//                      surface and control lines, schema, dot, JSON writer
+//   AudioGraphHost     the host layer, naming no node module: compiler, control surface and
+//                      control lines, reload diffs, offline passes, describe/schema, dot,
+//                      JSON writer (JACK, OSC and plugin loading sit on it)
+//   AudioGraph         the umbrella: composes the built-in nodes, plugin loading, LV2 and
+//                      analysis over the host layer and re-exports them; `render -o`
 //   AudioGraphAnalysis renderer comparison (`agraph compare`): outputs of two nodes captured
 //                      offline, loudness-matched measures, 1/3-octave bands (Welch PSD over
 //                      libavutil's av_tx), correlation, ILD/ITD from impulses, the report
@@ -222,25 +225,36 @@ let package = Package(
             dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "GraphFile", "AudioGraphMedia", "AudioGraphProcessing"],
             path: "Sources/AudioGraphPlaylist"
         ),
+        // The host layer: compiler, control surface and control lines, reload
+        // diffs, offline passes, describe/schema, the graph monitor. It names
+        // no node module (DependencyRuleTests).
+        .target(
+            name: "AudioGraphHost",
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "GraphFile"],
+            path: "Sources/AudioGraphHost"
+        ),
+        // The umbrella: composes the built-in nodes, plugin loading, LV2 and
+        // analysis over the host layer, and re-exports them.
         .target(
             name: "AudioGraph",
-            dependencies: ["AudioGraphCore", "GraphFile", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile",
-                           "AudioGraphMedia", "AudioGraphPlaylist", "AudioGraphBinaural", "AudioGraphLV2", "AC4"],
+            dependencies: ["AudioGraphHost", "AudioGraphNodes", "AudioGraphProcessing", "AudioGraphSndFile",
+                           "AudioGraphMedia", "AudioGraphPlaylist", "AudioGraphBinaural", "AudioGraphLV2", "AC4",
+                           "AudioGraphPlugins", "AudioGraphAnalysis"],
             path: "Sources/AudioGraph"
         ),
         .target(
             name: "AudioGraphAnalysis",
-            dependencies: ["AudioGraph", "AudioGraphProcessing", "CFFmpeg"],
+            dependencies: ["AudioGraphHost", "AudioGraphProcessing", "CFFmpeg"],
             path: "Sources/AudioGraphAnalysis"
         ),
         .target(
             name: "AudioGraphJACK",
-            dependencies: ["AudioGraph", "CJack", "CJackShim"],
+            dependencies: ["AudioGraphHost", "CJack", "CJackShim"],
             path: "Sources/AudioGraphJACK"
         ),
         .target(
             name: "AudioGraphOSC",
-            dependencies: ["AudioGraph", "AudioGraphProcessing", "CLo"],
+            dependencies: ["AudioGraphHost", "CLo"],
             path: "Sources/AudioGraphOSC"
         ),
         // CRC-16 (AC-4 and FLAC), the AC-4 TOC and sequence counter: one home
@@ -251,7 +265,7 @@ let package = Package(
         .target(name: "CAGraphPlugin", path: "Sources/CAGraphPlugin"),
         .target(
             name: "AudioGraphPlugins",
-            dependencies: ["AudioGraph", "CAGraphPlugin"],
+            dependencies: ["AudioGraphHost", "CAGraphPlugin"],
             path: "Sources/AudioGraphPlugins"
         ),
         .target(

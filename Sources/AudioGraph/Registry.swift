@@ -1,15 +1,21 @@
-@_exported import AudioGraphCore
-@_exported import GraphFile
-import AudioGraphNodes
-import AudioGraphProcessing
-import AudioGraphBinaural
+// The umbrella module: `import AudioGraph` gives everything offline — the
+// host layer, every built-in node, plugin discovery and loading, LV2,
+// media, analysis — and the registry that composes them.
+@_exported import AudioGraphHost
+@_exported import AudioGraphNodes
+@_exported import AudioGraphProcessing
+@_exported import AudioGraphBinaural
 @_exported import AudioGraphLV2
-import AudioGraphSndFile
-import AudioGraphMedia
+@_exported import AudioGraphSndFile
+@_exported import AudioGraphMedia
 @_exported import AudioGraphPlaylist
+@_exported import AudioGraphPlugins
+@_exported import AudioGraphAnalysis
+@_exported import AC4
 
 extension NodeRegistry {
-    /// Every node type that ships with AudioGraph.
+    /// Every node type that ships with AudioGraph (no plugins, no JACK
+    /// ports). [any-thread]
     public static var builtIn: NodeRegistry {
         NodeRegistry([
             TestToneType(), FileSourceType(), AC4SourceType(), MediaSourceType(),

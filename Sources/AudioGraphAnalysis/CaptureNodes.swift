@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import AudioGraphCore
 
 /// The last block that reached a `CaptureSinkType` node, interleaved: what

@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import AudioGraphCore
 #if canImport(Glibc)
 import Glibc

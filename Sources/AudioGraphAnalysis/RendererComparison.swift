@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import AudioGraphCore
 
 /// What `RendererComparison.compare` is asked to do.

@@ -53,3 +53,14 @@ extension AnalysisPassNode {
 /// as long as the input, every sample where it was (a `loudness` node's
 /// limiter lookahead). Live, the latency is reported as usual.
 public protocol OfflineAlignedNode: RenderNode {}
+
+/// A sink that writes what an offline render produces (a `file-out`): the
+/// offline passes tell it how many leading frames to drop (the latency of
+/// the `OfflineAlignedNode`s upstream) and how many to write at most.
+/// [every member: main-thread, before the render]
+public protocol OfflineTrimmingSink: RenderNode {
+    /// Frames dropped at the start of what reaches the sink.
+    var leadingFramesToDrop: Int { get set }
+    /// Frames written at most after the drop (Int.max: all).
+    var framesLeftToWrite: Int { get set }
+}

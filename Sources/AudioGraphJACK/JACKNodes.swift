@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import Synchronization
 
 /// The JACK ports a graph's `jack-in`/`jack-out` nodes ask for, and the
@@ -332,9 +332,10 @@ final class JACKInNode: RenderNode {
 }
 
 extension NodeRegistry {
-    /// The built-in types plus `jack-in` and `jack-out` bound to `binder`.
-    public static func withJACK(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
-        var r = NodeRegistry.builtIn
+    /// This registry plus `jack-in` and `jack-out` bound to `binder`
+    /// (`NodeRegistry.standard().addingJACK()`). [main-thread]
+    public func addingJACK(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
+        var r = self
         r.register(JACKInType(binder: binder))
         r.register(JACKOutType(binder: binder))
         return r

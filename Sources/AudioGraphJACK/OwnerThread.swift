@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import Synchronization
 #if canImport(Glibc)
 import Glibc

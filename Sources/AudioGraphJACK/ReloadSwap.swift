@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import Synchronization
 
 /// One hot reload's handover from the running engine to the new one,

@@ -1,5 +1,4 @@
-import AudioGraph
-import AudioGraphProcessing
+import AudioGraphHost
 import CJack
 import Foundation
 import Synchronization
@@ -164,7 +163,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// graph, connects its ports; all on the owner thread it starts.
     /// Nothing touches JACK before the graph has passed its checks.
     /// [main-thread]
-    /// - Parameter graph: validated with `NodeRegistry.withJACK(binder)`.
+    /// - Parameter graph: validated with `NodeRegistry.builtIn.addingJACK(binder)`.
     public init(graph: ValidatedGraph, binder: JACKPortBinder, options: Options = Options()) throws {
         self.binder = binder
         // Before JACK: a request that cannot be held stops the start.
@@ -269,7 +268,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// Hot reload: runs `graph` in place of the running one without a gap.
     ///
     /// The new graph must have been validated with this graph's registry
-    /// (`NodeRegistry.withJACK(binder)`); a graph that does not validate is
+    /// (`NodeRegistry.builtIn.addingJACK(binder)`); a graph that does not validate is
     /// the caller's to report (the running graph is not touched). Nodes
     /// whose id, type, inputs and parameters are unchanged are kept with
     /// their state; live-parameter-only changes become live parameter
@@ -462,12 +461,12 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
 /// Publishes a `.meter` event when a `meter` node has finished a window
 /// (the audio thread publishes the levels; this reads them). [owner-thread]
 final class MeterEvents: @unchecked Sendable {
-    private let meters: [MeterNode]
+    private let meters: [any MeterReporting]
     private var seen: [Int]
     private let continuation: AsyncStream<RunningGraph.Event>.Continuation
 
     init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
-        meters = session.graph.nodes.compactMap { session.engine.node($0.id) as? MeterNode }
+        meters = session.graph.nodes.compactMap { session.engine.node($0.id) as? any MeterReporting }
         seen = Array(repeating: 0, count: meters.count)
         self.continuation = continuation
     }

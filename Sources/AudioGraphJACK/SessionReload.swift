@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import CJack
 import Foundation
 import Synchronization

@@ -17,7 +17,7 @@
 // thread may, and learns that a change was applied from the parameter
 // queue's read position.
 
-import AudioGraph
+import AudioGraphHost
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -10,8 +10,7 @@
 // A hot reload replaces the graph's control surface: the service asks for
 // the current one before each message and each tick (`follow`).
 
-import AudioGraph
-import AudioGraphProcessing
+import AudioGraphHost
 #if canImport(Glibc)
 import Glibc
 #endif

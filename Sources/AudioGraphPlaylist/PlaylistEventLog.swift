@@ -1,4 +1,5 @@
 import AudioGraphCore
+import AudioGraphNodeAPI
 
 /// A playlist's events, from where the worker marks them to where control
 /// threads read them. The worker reads ahead of the audio: it marks each

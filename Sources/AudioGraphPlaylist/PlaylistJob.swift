@@ -1,4 +1,5 @@
 import AudioGraphCore
+import AudioGraphNodeAPI
 import AudioGraphProcessing
 import Synchronization
 

@@ -1,4 +1,5 @@
 import AudioGraphCore
+import AudioGraphNodeAPI
 
 /// The `playlist` node in an engine. The audio thread only takes frames
 /// from its ring (`render`); the worker fills the ring (`PlaylistJob`);

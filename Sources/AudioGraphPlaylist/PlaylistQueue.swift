@@ -1,4 +1,5 @@
 import AudioGraphCore
+import AudioGraphNodeAPI
 
 /// A playlist's list and its place in it, shared by the control threads
 /// that edit it and the worker that takes the next item from it at each

@@ -2,7 +2,7 @@
 // the model): load one library with the loader's checks, then walk every
 // node type through its lifecycle on the threads the ABI's tags name, at odd
 // block sizes and parameter extremes, and say every failure in words.
-import AudioGraph
+import AudioGraphHost
 import CAGraphPlugin
 #if canImport(Glibc)
 import Glibc

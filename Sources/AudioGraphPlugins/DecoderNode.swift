@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import CAGraphPlugin
 import Synchronization
 #if canImport(Glibc)

@@ -9,7 +9,7 @@
 //
 // One `PluginHost` per node (and a short-lived one per `check` /
 // `output_layout` call), so that whatever the plugin says is about that node.
-import AudioGraph
+import AudioGraphHost
 import CAGraphPlugin
 import Synchronization
 #if canImport(Glibc)

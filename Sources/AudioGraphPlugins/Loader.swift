@@ -27,7 +27,7 @@
 // version, a count or string over the limits, a malformed node type, a type
 // id already taken — is recorded in `PluginCatalog.failures`: reported,
 // never silently dropped.
-import AudioGraph
+import AudioGraphHost
 import CAGraphPlugin
 #if canImport(Glibc)
 import Glibc
@@ -295,7 +295,7 @@ extension NodeRegistry {
     /// `base` plus every plugin found by the default search (and in
     /// `extraFolders`), with the report of what was searched and what
     /// failed. [main-thread]
-    public static func withPlugins(_ base: NodeRegistry = .builtIn, extraFolders: [String] = [])
+    public static func withPlugins(_ base: NodeRegistry, extraFolders: [String] = [])
         -> (registry: NodeRegistry, report: PluginCatalog) {
         var report = PluginCatalog.load(extraFolders: extraFolders)
         var registry = base

@@ -1,4 +1,4 @@
-import AudioGraph
+import AudioGraphHost
 import CAGraphPlugin
 
 /// One decoder plugin instance behind the decoder extensions

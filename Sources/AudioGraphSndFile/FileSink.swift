@@ -87,7 +87,7 @@ public struct FileSinkType: NodeType {
 /// The audio-thread side of `file-out`: hands its input to the writer.
 /// Frames that find the ring full (the writer fell behind) are dropped and
 /// counted (`DropCounting`).
-public final class FileSinkNode: RenderNode, DropCounting {
+public final class FileSinkNode: RenderNode, DropCounting, OfflineTrimmingSink {
     let file: SoundFile
     let pending: PendingOutput?
     let capacityFrames: Int

@@ -64,7 +64,7 @@ struct ColdBench: ParsableCommand {
         for c in cases where !c.plain {
             let binder = JACKPortBinder()
             let fileBytes = graph.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) }
-            guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
+            guard case .success(let g) = GraphValidator(registry: .builtIn.addingJACK(binder))
                 .validate(bytes: fileBytes ?? Array(liveGraphJSON(sources: c.sources, toneChannels: toneChannels).replacingOccurrences(of: "\"sine\"", with: "\"\(waveform)\"").utf8), file: "live.json", directory: "/tmp")
             else { throw ValidationError("the bench graph does not validate") }
             let engine = try GraphCompiler.compile(g, maxFrames: 8192).engine
@@ -79,7 +79,7 @@ struct ColdBench: ParsableCommand {
             for (k, c) in cases.enumerated() {
                 let engine = engines[min(k, engines.count - 1)]
                 for b in 0..<(blocks / max(rounds, 1) + 10) {
-                    if evictCode, case .success(let g) = GraphValidator(registry: .withJACK(otherBinder))
+                    if evictCode, case .success(let g) = GraphValidator(registry: .builtIn.addingJACK(otherBinder))
                         .validate(bytes: graphBytes, file: "other.json", directory: "/tmp") {
                         sink &+= g.nodes.count
                     }

@@ -340,7 +340,7 @@ struct LV2Bench: ParsableCommand {
     func runAgraphLive(name: String, json: String, directory: String, server: String, window: Window) -> LiveRow {
         let binder = JACKPortBinder()
         let graph: ValidatedGraph
-        switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "lv2.json", directory: directory) {
+        switch GraphValidator(registry: .builtIn.addingJACK(binder)).validate(bytes: Array(json.utf8), file: "lv2.json", directory: directory) {
         case .success(let g): graph = g
         case .failure(let e): return LiveRow(name: name, note: "FAILED: graph invalid: \(e)")
         }
@@ -909,7 +909,7 @@ final class RawLV2Client: BenchJACKClient, @unchecked Sendable {
 func offlineBlockTimes(json: String, directory: String, frames: Int, blocks: Int, startWorker: Bool = true) -> Result<LV2Timing, BenchError> {
     let binder = JACKPortBinder()
     let graph: ValidatedGraph
-    switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "lv2.json", directory: directory) {
+    switch GraphValidator(registry: .builtIn.addingJACK(binder)).validate(bytes: Array(json.utf8), file: "lv2.json", directory: directory) {
     case .success(let g): graph = g
     case .failure(let e): return .failure(BenchError(message: "graph invalid: \(e)"))
     }

@@ -323,7 +323,7 @@ struct Live: ParsableCommand {
                        prefetch: Bool = true) -> LiveRow {
         let binder = JACKPortBinder()
         let graph: ValidatedGraph
-        switch GraphValidator(registry: .withJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: directory) {
+        switch GraphValidator(registry: .builtIn.addingJACK(binder)).validate(bytes: Array(json.utf8), file: "live.json", directory: directory) {
         case .success(let g): graph = g
         case .failure(let e): return LiveRow(name: name, note: "FAILED: graph invalid: \(e)")
         }
@@ -455,7 +455,7 @@ let chainStages = ["resample", "downmix", "limiter", "meter"]
 /// `binaural`'s partition, take their live settings).
 func offlineRenderNanos(json: String, directory: String, block: Int, maxFrames: Int, live: Bool = false) -> Double? {
     let binder = JACKPortBinder()
-    guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
+    guard case .success(let g) = GraphValidator(registry: .builtIn.addingJACK(binder))
         .validate(bytes: Array(json.utf8), file: "live.json", directory: directory),
         let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames, live: live) else { return nil }
     let engine = compiled.engine
@@ -512,7 +512,7 @@ func liveGraphJSON(sources n: Int, toneChannels: Int = 2) -> String {
 /// Mean ns of `engine.render(frames: block)` for the live graph, offline.
 func offlineRenderNanos(sources n: Int, block: Int, maxFrames: Int, toneChannels: Int = 2, cold: Bool = false) -> Double? {
     let binder = JACKPortBinder()
-    guard case .success(let g) = GraphValidator(registry: .withJACK(binder))
+    guard case .success(let g) = GraphValidator(registry: .builtIn.addingJACK(binder))
         .validate(bytes: Array(liveGraphJSON(sources: n, toneChannels: toneChannels).utf8), file: "live.json", directory: "/tmp"),
         let compiled = try? GraphCompiler.compile(g, maxFrames: maxFrames) else { return nil }
     let engine = compiled.engine

@@ -75,7 +75,7 @@ struct OSCBench: ParsableCommand {
              "links": [{"from": "tone", "to": "g"}, {"from": "g", "to": "out"}]}
             """
         let binder = JACKPortBinder()
-        let graph = try GraphValidator(registry: .withJACK(binder))
+        let graph = try GraphValidator(registry: .builtIn.addingJACK(binder))
             .validate(bytes: Array(json.utf8), file: "bench-osc.json", directory: "/tmp").get()
         var options = RunningGraph.Options()
         options.server = .external

@@ -55,7 +55,7 @@ struct ReloadBench: ParsableCommand {
         let server = try JACKServer(name: name, driver: "dummy", sampleRate: 48000, period: period)
         defer { server.stop() }
         let binder = JACKPortBinder()
-        let registry = NodeRegistry.withJACK(binder)
+        let registry = NodeRegistry.builtIn.addingJACK(binder)
         func validated(_ type: String) throws -> ValidatedGraph {
             try GraphValidator(registry: registry).validate(bytes: Array(Self.graphJSON(filterType: type).utf8),
                                                            file: "reload-bench.json", directory: "/tmp").get()

@@ -50,11 +50,11 @@ func writeFD(_ fd: Int32, _ text: String) {
 /// The node plugins found once per run: AGRAPH_PLUGIN_PATH, then agraph's
 /// own folder (the package's built plugin products); what failed to load
 /// (and plugin types clashing with built-in ones) is in `failures`.
-let pluginReport: PluginCatalog = NodeRegistry.withPlugins(.withJACK()).report
+let pluginReport: PluginCatalog = NodeRegistry.withPlugins(.builtIn.addingJACK()).report
 
 /// Every node type the command line knows: built-in, JACK and plugins.
 func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
-    var registry = NodeRegistry.withJACK(binder)
+    var registry = NodeRegistry.builtIn.addingJACK(binder)
     _ = registry.register(plugins: pluginReport)
     registry.unavailableNote = pluginReport.note
     return registry

@@ -93,7 +93,7 @@ final class GraphExamplesTests: XCTestCase {
     }
 
     func testInvalidGraphsReportTheirMistake() throws {
-        let validator = GraphValidator(registry: .withJACK())
+        let validator = GraphValidator(registry: .builtIn.addingJACK())
         for url in try Self.jsonFiles(in: Self.invalidDir) {
             let name = url.lastPathComponent
             guard let expected = Self.expectations[name] else { continue }  // reported by the test above
@@ -165,7 +165,7 @@ final class GraphExamplesTests: XCTestCase {
             let bytes = try [UInt8](Data(contentsOf: url))
             let json = try JSONParser.parse(bytes)
             XCTAssertFalse(json["description"]?.string?.isEmpty ?? true, "\(name) needs a \"description\"")
-            switch GraphValidator(registry: .withJACK()).validate(file: url.path) {
+            switch GraphValidator(registry: .builtIn.addingJACK()).validate(file: url.path) {
             case .failure(let errors):
                 XCTFail("\(name) does not validate:\n\(errors)")
             case .success(let g):
@@ -176,7 +176,7 @@ final class GraphExamplesTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(typesUsed, Set(NodeRegistry.withJACK().typeIDs).subtracting(Self.typesCoveredByDAATests),
+        XCTAssertEqual(typesUsed, Set(NodeRegistry.builtIn.addingJACK().typeIDs).subtracting(Self.typesCoveredByDAATests),
                        "every node type has an example")
         guard case .choice(let allWaveforms)? = NodeRegistry.builtIn["test-tone"]?.descriptor.parameter(named: "waveform")?.type else {
             return XCTFail("test-tone has no \"waveform\" choice")
@@ -200,7 +200,7 @@ final class GraphExamplesTests: XCTestCase {
             let name = url.lastPathComponent
             let bytes = try [UInt8](Data(contentsOf: url))
             let g: ValidatedGraph
-            switch GraphValidator(registry: .withJACK()).validate(bytes: bytes, file: name, directory: graphs.path) {
+            switch GraphValidator(registry: .builtIn.addingJACK()).validate(bytes: bytes, file: name, directory: graphs.path) {
             case .failure(let errors):
                 XCTFail("\(name) does not validate in \(graphs.path):\n\(errors)")
                 continue
@@ -239,7 +239,7 @@ final class GraphExamplesTests: XCTestCase {
     func testPublishedSchemaHasEveryBuiltInType() throws {
         let url = Self.repoRoot.appendingPathComponent("docs/graph.schema.json")
         let published = try String(contentsOf: url, encoding: .utf8)
-        for t in NodeRegistry.withJACK().types.map(\.descriptor) {
+        for t in NodeRegistry.builtIn.addingJACK().types.map(\.descriptor) {
             XCTAssertTrue(published.contains("\"node-\(t.typeID)\"") && published.contains(t.summary),
                           "docs/graph.schema.json lacks \(t.typeID) as described now; regenerate: .build/debug/agraph schema > docs/graph.schema.json")
         }
@@ -263,7 +263,7 @@ final class GraphExamplesTests: XCTestCase {
               ]
             }
             """
-        let result = GraphValidator(registry: .withJACK()).validate(bytes: Array(text.utf8), file: "three.json", directory: "/tmp")
+        let result = GraphValidator(registry: .builtIn.addingJACK()).validate(bytes: Array(text.utf8), file: "three.json", directory: "/tmp")
         guard case .failure(let errors) = result else { return XCTFail("validated") }
         XCTAssertEqual(errors.errors.map(\.pointer.description),
                        ["/format", "/nodes/0/params/frequncy", "/nodes/1/params/gain"], "\(errors)")

@@ -14,7 +14,7 @@ final class LatencyPlanScaleTests: XCTestCase {
         let json = GainChain.json(count: n, source: #"{"id": "src", "type": "jack-in", "params": {"channels": 64}}"#,
                                   sink: #"{"id": "out", "type": "jack-out"}"#, name: "wide")
         let binder = JACKPortBinder()
-        let graph = try GraphValidator(registry: .withJACK(binder))
+        let graph = try GraphValidator(registry: .builtIn.addingJACK(binder))
             .validate(bytes: Array(json.utf8), file: "wide.json", directory: "/tmp").get()
         let compiled = try GraphCompiler.compile(graph, maxFrames: 16, live: true)
         XCTAssertEqual(binder.ports.count, 128)

@@ -631,7 +631,7 @@ final class LiveJACKTests: LiveTestCase {
               {"id": "out", "type": "jack-out", "params": {"headphones": ["*phones*"]\(c)}}],
              "links": [{"from": "stream", "to": "dec"}, {"from": "dec", "to": "out"}]}
             """, server: server.name, clientName: "agraph-route", registry: { binder in
-            let (registry, report) = NodeRegistry.withPlugins(.withJACK(binder))
+            let (registry, report) = NodeRegistry.withPlugins(.builtIn.addingJACK(binder))
             XCTAssertNotNil(registry["daa"], "the daa plugin loads; \(report.note)")
             return registry
         })

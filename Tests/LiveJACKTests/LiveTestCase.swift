@@ -46,7 +46,7 @@ class LiveTestCase: XCTestCase {
     func startGraph(_ json: String, server: String, clientName: String = "agraph-live",
                     mode: RunningGraph.ServerMode = .external,
                     configure: (inout RunningGraph.Options) -> Void = { _ in },
-                    registry: (JACKPortBinder) -> NodeRegistry = { .withJACK($0) }) throws -> RunningGraph {
+                    registry: (JACKPortBinder) -> NodeRegistry = { .builtIn.addingJACK($0) }) throws -> RunningGraph {
         let binder = JACKPortBinder()
         let graph = try GraphValidator(registry: registry(binder))
             .validate(bytes: Array(json.utf8), file: "live.json", directory: dir.path).get()

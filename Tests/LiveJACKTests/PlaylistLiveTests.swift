@@ -74,7 +74,7 @@ final class PlaylistLiveTests: LiveTestCase {
               {"id": "out", "type": "jack-out"}],
              "links": [{"from": "pl", "to": "out"}]}
             """, server: server.name, clientName: "agraph-playlist", registry: { binder in
-                var registry = NodeRegistry.withJACK(binder)
+                var registry = NodeRegistry.builtIn.addingJACK(binder)
                 if hasPlugin { _ = registry.register(plugins: catalog) } else { registry.register(FloatPCMDecoderDouble()) }
                 return registry
             })

@@ -16,7 +16,7 @@ import Glibc
 /// job.
 final class ReadyWaitLiveTests: LiveTestCase {
     static func registry(_ binder: JACKPortBinder) -> NodeRegistry {
-        var r = NodeRegistry.withJACK(binder)
+        var r = NodeRegistry.builtIn.addingJACK(binder)
         r.register(NeverReadySourceType())
         return r
     }

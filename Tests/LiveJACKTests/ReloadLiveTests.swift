@@ -73,7 +73,7 @@ final class ReloadLiveTests: LiveTestCase {
             var report: ReloadReport?
             var failure: Error?
             do {
-                let g = try GraphValidator(registry: .withJACK(live.binder))
+                let g = try GraphValidator(registry: .builtIn.addingJACK(live.binder))
                     .validate(bytes: Array(second.utf8), file: "reloaded.json", directory: dir.path).get()
                 report = try live.reload(graph: g, crossfadeMs: crossfadeMs)
             } catch {

@@ -24,7 +24,7 @@ extension TransportLiveTests {
     }
 
     func validated(_ json: String, for live: RunningGraph) throws -> ValidatedGraph {
-        try GraphValidator(registry: .withJACK(live.binder))
+        try GraphValidator(registry: .builtIn.addingJACK(live.binder))
             .validate(bytes: Array(json.utf8), file: "reloaded.json", directory: dir.path).get()
     }
 

@@ -332,7 +332,7 @@ final class CrossfeedPluginTests: XCTestCase {
     /// the registry, a stand-in with its declared interface takes its place
     /// (any speaker layout in, 2 channels tagged binaural out, virtualizes).
     func testTheExampleGraphValidates() throws {
-        var (registry, report) = NodeRegistry.withPlugins(.withJACK())
+        var (registry, report) = NodeRegistry.withPlugins(.builtIn.addingJACK())
         XCTAssertNotNil(registry[Self.crossfeed], report.note)
         if registry["binaural"] == nil { registry.register(BuiltInVirtualizerStandIn(typeID: "binaural")) }
         let path = TestMedia.packageRoot + "/Graphs/crossfeed-vs-binaural.json"

@@ -1,6 +1,6 @@
-import AudioGraphNodes
+import AudioGraphCore
+import GraphFile
 import Synchronization
-import AudioGraphSndFile
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -5,7 +5,8 @@
 // host (a live JACK session, an offline renderer) supplies transport and
 // status through `ControlHost`.
 
-import AudioGraphProcessing
+import AudioGraphCore
+import GraphFile
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -439,6 +440,6 @@ extension CompiledGraph {
     /// The last complete window of every `meter` node, in graph order.
     /// [control-thread]
     public var meterReadings: [MeterReading] {
-        graph.nodes.compactMap { engine.node($0.id) as? MeterNode }.map { $0.reading() }
+        graph.nodes.compactMap { engine.node($0.id) as? any MeterReporting }.map { $0.reading() }
     }
 }

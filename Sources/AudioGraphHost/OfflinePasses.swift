@@ -1,5 +1,5 @@
-import AudioGraphNodes
-import AudioGraphSndFile
+import AudioGraphCore
+import GraphFile
 
 /// Offline rendering of graphs whose nodes must hear their whole input
 /// first (a `loudness` node normalizing to a target): the analysis passes,
@@ -138,7 +138,7 @@ public enum OfflinePasses {
         for (i, id) in engine.ids.enumerated() {
             let upstream = engine.inputIndices[i].map { $0 < trim.count ? trim[$0] : 0 }.max() ?? 0
             let node = engine.node(id)
-            if let sink = node as? FileSinkNode {
+            if let sink = node as? any OfflineTrimmingSink {
                 sink.leadingFramesToDrop = upstream
                 sink.framesLeftToWrite = limit ?? Int.max
             }
@@ -154,7 +154,7 @@ public enum OfflinePasses {
     /// (`alignFileSinks`). [main-thread, before the render]
     public static func framesToRender(_ limit: Int?, _ compiled: CompiledGraph) -> Int? {
         guard let limit else { return nil }
-        let dropped = compiled.engine.ids.compactMap { (compiled.engine.node($0) as? FileSinkNode)?.leadingFramesToDrop }.max() ?? 0
+        let dropped = compiled.engine.ids.compactMap { (compiled.engine.node($0) as? any OfflineTrimmingSink)?.leadingFramesToDrop }.max() ?? 0
         let (sum, overflow) = limit.addingReportingOverflow(dropped)
         return overflow ? Int.max : sum
     }

@@ -4,6 +4,7 @@
 public enum GraphSchema {
     public static func make(registry: NodeRegistry) -> JSONOut {
         let types = registry.types.map(\.descriptor)
+        let specialising = Set(registry.types.filter { $0 is any SpecialisingNodeType }.map(\.descriptor.typeID))
         var defs: [(String, JSONOut)] = [
             ("id", .object([
                 ("type", .string("string")),
@@ -30,7 +31,7 @@ public enum GraphSchema {
             ])),
         ]
         for d in types {
-            defs.append(("node-\(d.typeID)", nodeSchema(d)))
+            defs.append(("node-\(d.typeID)", nodeSchema(d, specialising: specialising.contains(d.typeID))))
         }
         defs.append(("node-other-plugin", otherPluginSchema(knownTypes: types.map(\.typeID))))
         return .object([
@@ -90,13 +91,13 @@ public enum GraphSchema {
         ])
     }
 
-    static func nodeSchema(_ d: NodeDescriptor) -> JSONOut {
+    static func nodeSchema(_ d: NodeDescriptor, specialising: Bool) -> JSONOut {
         let required = d.parameters.filter(\.isRequired).map { JSONOut.string($0.name) }
         // A specialising type (lv2): the other parameters depend on the
         // chosen one (the plugin's ports); `agraph validate` checks them.
         var params: [(String, JSONOut)] = [
             ("type", .string("object")),
-            ("additionalProperties", .bool(d.typeID == LV2NodeType().descriptor.typeID)),
+            ("additionalProperties", .bool(specialising)),
             ("properties", .object(d.parameters.map { ($0.name, parameterSchema($0)) })),
         ]
         if !required.isEmpty { params.insert(("required", .array(required)), at: 1) }
