@@ -85,6 +85,8 @@ final class TestToneNode: RenderNode {
     let waveform: TestToneType.Waveform
     let sampleRate: Double
     let state: UnsafeMutablePointer<State>
+    /// The sine oscillator's tables (owned by it, fixed at creation).
+    let sineTables: (cos: UnsafeMutablePointer<Double>, sin: UnsafeMutablePointer<Double>)
     /// Scales the raw generator so `level` means what the descriptor says.
     let normalisation: Float
     let impulseInterval: Int
@@ -106,6 +108,7 @@ final class TestToneNode: RenderNode {
             pink: PinkNoise(seed: seed),
             sweep: LogSweep(from: f, to: p.number("endFrequency") ?? 20000, seconds: sweepSeconds, sampleRate: sampleRate),
             gain: SmoothedGain(linear(p.number("level") ?? -12), rampFrames: rampFrames(sampleRate))))
+        sineTables = (state.pointee.sine.cosTable, state.pointee.sine.sinTable)
         impulseInterval = Int(((p.number("interval") ?? 1) * sampleRate).rounded())
         totalFrames = p.number("duration").map { Int(($0 * sampleRate).rounded()) }
         switch waveform {
@@ -145,11 +148,13 @@ final class TestToneNode: RenderNode {
         state.pointee.output = output
     }
 
+    /// Reads no field of `state`: a reload's compile asks a kept node for
+    /// its hot memory while the audio thread advances the oscillators in
+    /// `state` (the tables were taken at creation and never change).
     var hotMemory: [UnsafeRawBufferPointer] {
-        let sine = state.pointee.sine
-        return [UnsafeRawBufferPointer(hot: state),
-                UnsafeRawBufferPointer(hot: sine.cosTable, count: SineTable.length),
-                UnsafeRawBufferPointer(hot: sine.sinTable, count: SineTable.length)]
+        [UnsafeRawBufferPointer(hot: state),
+         UnsafeRawBufferPointer(hot: sineTables.cos, count: SineTable.length),
+         UnsafeRawBufferPointer(hot: sineTables.sin, count: SineTable.length)]
     }
 
     func apply(_ change: ParameterChange) {
