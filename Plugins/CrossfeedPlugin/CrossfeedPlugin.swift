@@ -1,5 +1,5 @@
 // A renderer as a plugin: `com.example.crossfeed`, a headphone crossfeed
-// written with AGraphPluginKit (ABI 1.4: it reads its input's layout tag and
+// written with AGraphPluginKit (ABI 2.0: it reads its input's layout tag and
 // declares that it virtualizes). Built as `libAGraphCrossfeedPlugin.so`
 // (product `AGraphCrossfeedPlugin`).
 //
@@ -11,7 +11,7 @@
 // This one, with its formulas (the tests check each property):
 //
 // 1. To stereo (Lo, Ro), by the input's layout tag (the channel order of
-//    the tags is in agraph_plugin.h, "Layout tags"):
+//    the tags is in agraph/plugin.h, "Audio, ports and layouts"):
 //      mono    Lo = Ro = M
 //      stereo  Lo = L, Ro = R
 //      5.1     Lo = L + c·C + c·Ls,         Ro = R + c·C + c·Rs
@@ -21,7 +21,7 @@
 //    (`lfe: "drop"`), or added to both sides at c (`lfe: "mix"`).
 //    "discrete" input is refused: where its channels sit is unknown.
 //    "binaural" input is refused by the host (the node virtualizes) and,
-//    for a host before 1.4 that does not read the flag, by `check`.
+//    should a host not read the flag, by `check`.
 // 2. Crossfeed, per sample n, at the graph's rate fs:
 //      g  = 10^(−feed/20),   k = g / (1 + g)
 //      LP = first-order low-pass, H(s) = ωc / (s + ωc), by the bilinear
@@ -80,9 +80,9 @@ final class Crossfeed: PluginNode {
         case mono, stereo, surround51, surround71
     }
 
-    /// The input's layout from its tag (ABI 1.4; before, the usual layout
-    /// for the channel count, as such hosts tagged it), or why it is
-    /// refused. [main-thread]
+    /// The input's layout from its tag (none while the input is not known:
+    /// the usual layout for the channel count), or why it is refused.
+    /// [main-thread]
     static func input(_ setup: PluginNodeSetup) -> Result<Input, PluginError> {
         let channels = setup.inputChannels
         let usual: String = switch channels {

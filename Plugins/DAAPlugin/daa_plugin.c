@@ -43,17 +43,17 @@
  *   presentation          -1…510, LIVE, default -1 = the first decodable
  *   mainAssociatedMix     -32…32, LIVE, default 0 (-32 associated muted,
  *                         32 main muted)
- * `endpoint` and `fallbackEndpoint` are LIVE choices (ABI 1.1: the value
- * is the choice's index). With endpoint auto, the output route picks the
+ * `endpoint` and `fallbackEndpoint` are LIVE choices (the value is the
+ * choice's index). With endpoint auto, the output route picks the
  * endpoint, as DAAPlay follows route changes: the host's
- * `agraph.output-route/1` extension (ABI 1.2), read at create and at
+ * `agraph.output-route/1` extension (ext/output-route.h), read at create and at
  * activate, and followed from the next frame when the host says it changed
  * (agraph run works it out from the jack-out node's connections and its
- * `headphones` patterns); unknown (offline, or a host before 1.2) falls
- * back to fallbackEndpoint.
+ * `headphones` patterns); unknown (offline, or a host without the
+ * extension) falls back to fallbackEndpoint.
  *
- * The library is opened once per process per path (ABI 1.2: the plugin's
- * init prepares the cache; without init it works the same, lazily): check,
+ * The library is opened once per process per path (the plugin's init
+ * prepares the cache; without init it works the same, lazily): check,
  * create and the plugin-info details share it; deinit closes them all.
  *
  * ========================================================================
@@ -421,7 +421,7 @@ static const daa_library *acquire_library(const char *parameter, char *error, si
     return &entry->lib;
 }
 
-/* ABI 1.2 init: remembers where the plugin lives (for messages); the
+/* init: remembers where the plugin lives (for messages); the
  * libraries themselves load on first use, so `agraph nodes` pays for one
  * dlopen (the details), not one per call. [main-thread] */
 static int32_t daa_init(const char *plugin_path, char *error, uint32_t capacity) {
@@ -430,7 +430,7 @@ static int32_t daa_init(const char *plugin_path, char *error, uint32_t capacity)
     return 1;
 }
 
-/* ABI 1.2 deinit: closes every library opened (after the last instance was
+/* deinit: closes every library opened (after the last instance was
  * destroyed). [main-thread] */
 static void daa_deinit(void) {
     pthread_mutex_lock(&cache_lock);
@@ -491,7 +491,7 @@ static const agraph_port_t daa_output = { "out", AGRAPH_CHANNELS_FIXED, 2, 0, 0 
 
 typedef struct daa_node {
     const daa_library *lib;   /* shared, from the cache */
-    /* ABI 1.2 host extensions (NULL from an older host) */
+    /* host extensions (NULL when the host lacks one) */
     const agraph_host_t *host;
     const agraph_host_output_route_t *route_host;
     const agraph_host_log_t *log;
@@ -959,7 +959,7 @@ static const char *diag_library(const agraph_instance_t *instance) {
 
 static const daa_diagnostics_ext_t diagnostics_ext = { diag_last_error, diag_latency, diag_latency_source, diag_library };
 
-/* ---- decoder-stream extension (ABI 1.3): what a demuxer says about the stream ---- */
+/* ---- decoder-stream extension (ext/decoder-stream.h): what a demuxer says about the stream ---- */
 
 /* The input type for a codec name of `input_codec`, or -1. */
 static int bitstream_type_for(const char *codec) {
@@ -1039,7 +1039,7 @@ static agraph_instance_t *daa_create(const agraph_create_info_t *info, char *err
     n->lib = acquire_library(library_parameter(info), error, capacity);
     if (!n->lib) { free(n); return NULL; }
     read_values(info, n->values);
-    if (info->host_abi_minor >= 2 && info->host && info->host->get_extension) {
+    if (info->host && info->host->get_extension) {
         n->host = info->host;
         n->route_host = info->host->get_extension(info->host, AGRAPH_HOST_EXT_OUTPUT_ROUTE);
         n->log = info->host->get_extension(info->host, AGRAPH_HOST_EXT_LOG);
@@ -1126,7 +1126,7 @@ static void daa_destroy(agraph_instance_t *instance) {
     free(n); /* the library stays open for the next instance (deinit closes it) */
 }
 
-/* ---- output route (ABI 1.2): told on the main thread, applied by decode ---- */
+/* ---- output route (ext/output-route.h): told on the main thread, applied by decode ---- */
 
 static void route_changed(agraph_instance_t *instance, uint32_t route) {
     daa_node *n = (daa_node *)instance;
@@ -1145,8 +1145,9 @@ static const void *daa_get_extension(const agraph_instance_t *instance, const ch
     return NULL;
 }
 
-static const char *daa_output_layout(const agraph_create_info_t *info) {
+static const char *daa_output_layout(const agraph_create_info_t *info, uint32_t port) {
     int values[P_COUNT];
+    (void)port; /* one output */
     read_values(info, values);
     /* The layout is decided at validation, before any route is known: with
      * endpoint auto it follows fallbackEndpoint. */
@@ -1167,8 +1168,10 @@ static const agraph_node_type_t daa_type = {
     .outputs = &daa_output,
     .param_count = P_COUNT,
     .params = daa_params,
+    .input_codec = "ac4-sync ac4-raw",
     .plugin_data = NULL,
     .check = daa_check,
+    .output_layout = daa_output_layout,
     .create = daa_create,
     .activate = daa_activate,
     .process = NULL,
@@ -1177,8 +1180,6 @@ static const agraph_node_type_t daa_type = {
     .deactivate = daa_deactivate,
     .destroy = daa_destroy,
     .get_extension = daa_get_extension,
-    .input_codec = "ac4-sync ac4-raw", /* a list since ABI 1.3 (abi.minor below) */
-    .output_layout = daa_output_layout,
 };
 
 /* ---- plugin-wide: library details for `agraph nodes daa` ---- */
@@ -1202,21 +1203,20 @@ static const void *plugin_get_extension(const char *id) {
     return NULL;
 }
 
-_Static_assert(AGRAPH_PLUGIN_ABI_MINOR >= 3, "input_codec lists two codecs and the decoder-stream extension: ABI 1.3");
+_Static_assert(AGRAPH_PLUGIN_ABI_MAJOR == 2, "written for the plugin ABI 2.x");
 
 static const agraph_node_type_t *const daa_types[] = { &daa_type };
 
 static const agraph_plugin_t daa_plugin = {
-    { AGRAPH_PLUGIN_ABI_MAJOR, AGRAPH_PLUGIN_ABI_MINOR },
-    "Dolby AC-4 decoder (DAA)",
-    "AudioGraph",
-    "1.0",
-    1,
-    0,
-    daa_types,
-    plugin_get_extension,
-    daa_init,
-    daa_deinit,
+    .abi = { AGRAPH_PLUGIN_ABI_MAJOR, AGRAPH_PLUGIN_ABI_MINOR },
+    .name = "Dolby AC-4 decoder (DAA)",
+    .vendor = "AudioGraph",
+    .version = "1.0",
+    .node_type_count = 1,
+    .node_types = daa_types,
+    .init = daa_init,
+    .deinit = daa_deinit,
+    .get_extension = plugin_get_extension,
 };
 
 const agraph_plugin_t *agraph_plugin_entry(void) { return &daa_plugin; }

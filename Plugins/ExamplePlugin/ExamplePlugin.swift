@@ -1,7 +1,7 @@
 // The example plugin: a ring modulator, written with AGraphPluginKit.
 // Copy this file to start a plugin of your own (see README.md here).
 //
-// `com.example.ducker` (two inputs, `in` and `sidechain`: ABI 1.2 ports)
+// `com.example.ducker` (two inputs, `in` and `sidechain`: named ports)
 // turns its input down while the sidechain is loud.
 //
 // `com.example.ring-modulator` multiplies every input channel by a carrier
@@ -86,7 +86,7 @@ final class RingModulator: PluginNode {
     }
 }
 
-/// `com.example.ducker`: a node with two inputs (ABI 1.2 ports). The main
+/// `com.example.ducker`: a node with two inputs (named ports). The main
 /// input `in` is turned down while the `sidechain` input is loud (a voice
 /// over music): the sidechain's peak envelope (instant attack, `release`
 /// fall) above `threshold` moves the gain towards −`depth` dB, else towards

@@ -1,7 +1,7 @@
 // A decoder plugin written in Swift on AGraphPluginKit: the proof that the
 // kit covers the decoder extension, plugin info, output layout, live
 // parameters and the host extensions (log, output route, latency, thread
-// check) of ABI 1.2. Built as `libAGraphPCMFramesPlugin.so` (product
+// check) of ABI 2.0. Built as `libAGraphPCMFramesPlugin.so` (product
 // `AGraphPCMFramesPlugin`).
 //
 // The codec, "pcm-frames", is the simplest one with frames: each frame

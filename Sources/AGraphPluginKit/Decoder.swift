@@ -74,7 +74,7 @@ public struct PluginStreamInfo {
     public var extradata: UnsafeRawBufferPointer?
 }
 
-/// A decoder fed by a demuxer (AGRAPH_EXT_DECODER_STREAM, ABI 1.3): it gets
+/// A decoder fed by a demuxer (AGRAPH_EXT_DECODER_STREAM): it gets
 /// the stream's parameters before the first frame, and the container's
 /// trim (encoder delay, padding) before the frame it applies to.
 public protocol PluginStreamDecoder: PluginDecoder {

@@ -40,7 +40,7 @@ public struct PluginParameter: Sendable {
     }
 
     /// One of `options`; the default is given by name. A live choice
-    /// (ABI 1.1) reaches `setParameter` as the index of the choice.
+    /// reaches `setParameter` as the index of the choice.
     public static func choice(_ name: String, _ options: [String], default value: String, live: Bool = false,
                               _ summary: String) -> PluginParameter {
         PluginParameter(name: name, type: .choice(options), range: nil,
@@ -64,7 +64,7 @@ public enum PluginChannels: Sendable {
 }
 
 /// An audio port (see `agraph_port_t`). With several ports in a direction
-/// (ABI 1.2) `name` is what links use (`node:sidechain`): letters, digits
+/// `name` is what links use (`node:sidechain`): letters, digits
 /// and '_'; a lone port is `in` / `out` in graphs whatever its name.
 public struct PluginPort: Sendable {
     public var name: String
@@ -95,8 +95,8 @@ public struct PluginNodeDescription: Sendable {
     public var parameters: [PluginParameter]
     /// A source that never ends.
     public var endless: Bool
-    /// The node virtualizes: it renders for headphones (ABI 1.4
-    /// AGRAPH_NODE_VIRTUALIZES), so the host refuses binaural-tagged input
+    /// The node virtualizes: it renders for headphones
+    /// (AGRAPH_NODE_VIRTUALIZES), so the host refuses binaural-tagged input
     /// to it. Name its output "binaural" in `outputLayout`.
     public var virtualizes: Bool
 
@@ -113,8 +113,8 @@ public struct PluginNodeDescription: Sendable {
                   virtualizes: virtualizes)
     }
 
-    /// A node with any number of ports (several in a direction: ABI 1.2,
-    /// each named).
+    /// A node with any number of ports (several in a direction: each
+    /// named).
     public init(typeID: String, summary: String, inputs: [PluginPort], outputs: [PluginPort],
                 parameters: [PluginParameter], endless: Bool = false, virtualizes: Bool = false) {
         self.typeID = typeID

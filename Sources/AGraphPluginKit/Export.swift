@@ -22,9 +22,9 @@ public struct PluginExport: @unchecked Sendable {
     ///   - nodes: the node types, each a `PluginNode` class (a `PluginDecoder` for a decoder).
     ///   - details: AGRAPH_EXT_PLUGIN_INFO's text (`agraph nodes TYPE`), e.g. the
     ///     external library found. [main-thread]
-    ///   - initialize: the library-wide init (ABI 1.2), given the plugin's path;
+    ///   - initialize: the library-wide init, given the plugin's path;
     ///     throwing refuses the library with the error's text. [main-thread]
-    ///   - deinitialize: the library-wide deinit (ABI 1.2). [main-thread]
+    ///   - deinitialize: the library-wide deinit. [main-thread]
     /// One `PluginExport` per library: the closures are kept by the kit.
     /// [main-thread]
     public init(name: String, vendor: String, version: String, nodes: [any PluginNode.Type],
@@ -45,8 +45,9 @@ public struct PluginExport: @unchecked Sendable {
             abi: agraph_abi_version_t(major: UInt32(AGRAPH_PLUGIN_ABI_MAJOR), minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR)),
             name: keep(name), vendor: keep(vendor), version: keep(version),
             node_type_count: UInt32(nodes.count), reserved0: 0,
-            node_types: UnsafePointer(types), get_extension: hasDetails ? pluginGetExtension : nil,
-            init: pluginInitTrampoline, deinit: pluginDeinitTrampoline))
+            node_types: UnsafePointer(types),
+            init: pluginInitTrampoline, deinit: pluginDeinitTrampoline,
+            get_extension: hasDetails ? pluginGetExtension : nil))
         return UnsafePointer(p)
     }
 
@@ -114,13 +115,13 @@ public struct PluginExport: @unchecked Sendable {
             input_count: UInt32(inputs.count), output_count: UInt32(outputs.count),
             inputs: array(inputs), outputs: array(outputs),
             param_count: UInt32(params.count), reserved0: 0, params: array(params),
-            plugin_data: box,
-            check: checkTrampoline, create: createTrampoline, activate: activateTrampoline,
+            input_codec: keep(decoder?.inputCodec), plugin_data: box,
+            check: checkTrampoline, output_layout: outputLayoutTrampoline,
+            create: createTrampoline, activate: activateTrampoline,
             process: decoder == nil ? processTrampoline : nil,
             set_parameter: d.parameters.contains(where: \.live) ? setParameterTrampoline : nil,
             latency: latencyTrampoline, deactivate: deactivateTrampoline, destroy: destroyTrampoline,
-            get_extension: instanceGetExtension, input_codec: keep(decoder?.inputCodec),
-            output_layout: outputLayoutTrampoline, output_port_layout: outputPortLayoutTrampoline))
+            get_extension: instanceGetExtension))
         return t
     }
 }

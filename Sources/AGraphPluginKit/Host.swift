@@ -14,7 +14,8 @@ public enum PluginOutputRoute: UInt32, Sendable {
 
 /// The node's view of its host: the host table handed to `create`, with
 /// the host extensions looked up once. Every member is a no-op (or
-/// "unknown") when the host lacks the extension (hosts before ABI 1.2).
+/// "unknown") when the host lacks the extension (`get_extension` gave
+/// NULL for its id).
 public struct PluginHost: @unchecked Sendable {
     // @unchecked: pointers to the host's immutable tables, valid while the node lives.
     public let table: UnsafePointer<agraph_host_t>?
@@ -24,7 +25,7 @@ public struct PluginHost: @unchecked Sendable {
     let threadExt: UnsafePointer<agraph_host_thread_check_t>?
 
     init(_ info: UnsafePointer<agraph_create_info_t>) {
-        let t: UnsafePointer<agraph_host_t>? = info.pointee.host_abi_minor >= 2 ? info.pointee.host : nil
+        let t: UnsafePointer<agraph_host_t>? = info.pointee.host
         table = t
         func ext<T>(_ id: String, _: T.Type) -> UnsafePointer<T>? {
             guard let t, let get = t.pointee.get_extension, let raw = get(t, id) else { return nil }
@@ -36,7 +37,7 @@ public struct PluginHost: @unchecked Sendable {
         threadExt = ext(AGRAPH_HOST_EXT_THREAD_CHECK, agraph_host_thread_check_t.self)
     }
 
-    /// Whether the host gave a table (ABI 1.2 or later).
+    /// Whether the host gave a table (every 2.0 host does).
     public var isPresent: Bool { table != nil }
 
     /// A message for the user, printed by the host with the node's id.

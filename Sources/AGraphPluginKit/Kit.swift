@@ -19,18 +19,22 @@
 // the library) and supplies the C function pointers (trampolines) that
 // forward each ABI call to the Swift instance.
 //
-// Parity with the header (ABI 1.4): node types (realtime and, through
-// `PluginDecoder`, worker-domain decoders with AGRAPH_EXT_DECODER), live
-// number/boolean/choice parameters, `outputLayout` (ABI 1.1
-// output_layout), plugin-wide details (AGRAPH_EXT_PLUGIN_INFO) and
-// `init`/`deinit`, the plugin side of agraph.output-route/1
-// (`outputRouteChanged`), and the host extensions through `PluginHost`
-// (log, log_rt, output route, latency changed, thread check), and several
-// audio ports per node (ABI 1.2: `PluginNodeDescription(inputs:outputs:)`,
-// `PluginBlock.input(port:_:)` …, `outputLayout(_:port:)`), the stream
-// decoder (ABI 1.3: `PluginStreamDecoder`), and renderers (ABI 1.4: the
-// inputs' layout tags in `PluginNodeSetup.inputPortLayouts`, and
-// `PluginNodeDescription.virtualizes`). Not yet: decoder `configure`
+// Parity with the header (ABI 2.0, agraph_plugin.h): node types with any
+// number of audio ports (`PluginNodeDescription(inputs:outputs:)`,
+// `PluginBlock.input(port:_:)` …), live number/boolean/choice parameters,
+// each output's layout tag (`outputLayout(_:port:)`), each input's tag
+// (`PluginNodeSetup.inputPortLayouts`), virtualizers
+// (`PluginNodeDescription.virtualizes`), `init`/`deinit`, and the
+// extensions, each in the file named: plugin info (Extensions.swift), the
+// output route's plugin side (Extensions.swift), decoders
+// (`PluginDecoder`, `PluginStreamDecoder`: Decoder.swift, Extensions.swift),
+// and the host extensions through `PluginHost` (log, log_rt, output route,
+// latency changed, thread check: Host.swift). Not yet: decoder `configure`
 // (agraph does not call it).
+//
+// Files, one role each: Description.swift (the static description),
+// Node.swift (setup, block, `PluginNode`), Decoder.swift, Host.swift,
+// Export.swift (the C tables), Trampolines.swift (the core's C functions),
+// Extensions.swift (the extensions' C tables and lookup by id).
 @_exported import CAGraphPlugin
 import Synchronization

@@ -1,28 +1,27 @@
 // A node instance as Swift sees it: what it learns at creation, the
 // process block, and the `PluginNode` protocol a node type implements.
 
-
 /// What a node learns when it is created (or checked): its parameter
 /// values and channel counts, and its host. [main-thread]
 public struct PluginNodeSetup {
-    /// The node's host table (ABI 1.2): keep it in `init` to log, read the
+    /// The node's host table: keep it in `init` to log, read the
     /// output route, report latency changes, check threads. In `check` and
     /// `outputLayout` it is valid only during the call.
     public let host: PluginHost
     public let nodeID: String
     public let sampleRate: Double
-    /// Channels of input port 0 and output port 0.
-    public let inputChannels: Int
-    public let outputChannels: Int
-    /// Channels of every input and output port, in port order (ABI 1.2
-    /// hosts; from older ones, port 0's only). 0 where not yet known.
+    /// Channels of every input and output port, in port order; 0 where not
+    /// yet known. (A decoder has no input ports: it takes frames.)
     public let inputPortChannels: [Int]
     public let outputPortChannels: [Int]
+    /// Channels of input port 0 and output port 0 (0 when there is none).
+    public var inputChannels: Int { inputPortChannels.first ?? 0 }
+    public var outputChannels: Int { outputPortChannels.first ?? 0 }
     /// The layout tag of every input port, in port order ("mono",
     /// "stereo", "binaural", "5.1", "7.1", "discrete"; the channel order
-    /// each implies is in the header's "Layout tags"): ABI 1.4 hosts say
-    /// it; nil where the host did not (an older host, or an input not yet
-    /// known): assume the usual layout for the channel count then.
+    /// each implies is in agraph/plugin.h, "Audio, ports and layouts");
+    /// nil where the input is not known yet: assume the usual layout for
+    /// the channel count then.
     public let inputPortLayouts: [String?]
     /// Input port 0's layout tag (see `inputPortLayouts`).
     public var inputLayout: String? { inputPortLayouts.first ?? nil }
@@ -43,65 +42,54 @@ public struct PluginError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// One block passed to `process`: a thin view of `agraph_process_t`.
-/// Valid only during the call. [audio-thread]
+/// One block passed to `process`: a thin view of `agraph_process_t`, whose
+/// per-port entries describe every port (port 0 included). The port-less
+/// accessors are port 0's. Valid only during the call. [audio-thread]
 public struct PluginBlock {
     public let raw: UnsafeMutablePointer<agraph_process_t>
 
     @inlinable public init(_ raw: UnsafeMutablePointer<agraph_process_t>) { self.raw = raw }
 
     @inlinable public var frames: Int { Int(raw.pointee.frames) }
-    @inlinable public var inputChannels: Int { Int(raw.pointee.input_channels) }
-    @inlinable public var outputChannels: Int { Int(raw.pointee.output_channels) }
-    /// The samples of input channel `c`.
-    @inlinable public func input(_ c: Int) -> UnsafePointer<Float> { raw.pointee.inputs[c]! }
-    /// The samples of output channel `c`.
-    @inlinable public func output(_ c: Int) -> UnsafeMutablePointer<Float> { raw.pointee.outputs[c]! }
-    @inlinable public var inputValidFrames: Int { Int(raw.pointee.input_valid_frames) }
-    @inlinable public var inputEnded: Bool { raw.pointee.input_ended != 0 }
-    /// Sets the output state (sources; processors that change the length).
-    @inlinable public func setOutput(validFrames: Int, ended: Bool) {
-        raw.pointee.output_valid_frames = UInt32(validFrames)
-        raw.pointee.output_ended = ended ? 1 : 0
-    }
-
-    // Several ports (ABI 1.2). Port 0 reads the 1.0 fields; ports past 0
-    // exist only for a type declaring several, which only a 1.2 host loads,
-    // so the per-port fields are there whenever they are read.
-
     /// Number of input ports and output ports.
     @inlinable public var inputPortCount: Int { Int(raw.pointee.input_port_count) }
     @inlinable public var outputPortCount: Int { Int(raw.pointee.output_port_count) }
+
+    /// Channels of input / output port 0 (0 for a source / a sink).
+    @inlinable public var inputChannels: Int { inputPortCount > 0 ? inputChannels(port: 0) : 0 }
+    @inlinable public var outputChannels: Int { outputPortCount > 0 ? outputChannels(port: 0) : 0 }
+    /// The samples of channel `c` of input / output port 0.
+    @inlinable public func input(_ c: Int) -> UnsafePointer<Float> { input(port: 0, c) }
+    @inlinable public func output(_ c: Int) -> UnsafeMutablePointer<Float> { output(port: 0, c) }
+    /// Input port 0's signal this block (0 for a source), and whether it ended.
+    @inlinable public var inputValidFrames: Int { inputPortCount > 0 ? inputValidFrames(port: 0) : 0 }
+    @inlinable public var inputEnded: Bool { inputPortCount > 0 && inputEnded(port: 0) }
+    /// Sets output port 0's state (sources; processors that change the length).
+    @inlinable public func setOutput(validFrames: Int, ended: Bool) {
+        setOutput(port: 0, validFrames: validFrames, ended: ended)
+    }
+
     /// Channels of input / output port `port`.
-    @inlinable public func inputChannels(port: Int) -> Int {
-        port == 0 ? inputChannels : Int(raw.pointee.input_ports[port].channels)
-    }
-    @inlinable public func outputChannels(port: Int) -> Int {
-        port == 0 ? outputChannels : Int(raw.pointee.output_ports[port].channels)
-    }
+    @inlinable public func inputChannels(port: Int) -> Int { Int(raw.pointee.input_ports[port].channels) }
+    @inlinable public func outputChannels(port: Int) -> Int { Int(raw.pointee.output_ports[port].channels) }
     /// The samples of channel `c` of input port `port`.
     @inlinable public func input(port: Int, _ c: Int) -> UnsafePointer<Float> {
-        port == 0 ? input(c) : raw.pointee.input_ports[port].buffers[c]!
+        raw.pointee.input_ports[port].buffers[c]!
     }
     /// The samples of channel `c` of output port `port`.
     @inlinable public func output(port: Int, _ c: Int) -> UnsafeMutablePointer<Float> {
-        port == 0 ? output(c) : raw.pointee.output_ports[port].buffers[c]!
+        raw.pointee.output_ports[port].buffers[c]!
     }
     /// Frames of signal in input port `port` this block, and whether it ended.
-    @inlinable public func inputValidFrames(port: Int) -> Int {
-        port == 0 ? inputValidFrames : Int(raw.pointee.input_ports[port].valid_frames)
-    }
-    @inlinable public func inputEnded(port: Int) -> Bool {
-        port == 0 ? inputEnded : raw.pointee.input_ports[port].ended != 0
-    }
-    /// Sets output port `port`'s state.
+    @inlinable public func inputValidFrames(port: Int) -> Int { Int(raw.pointee.input_ports[port].valid_frames) }
+    @inlinable public func inputEnded(port: Int) -> Bool { raw.pointee.input_ports[port].ended != 0 }
+    /// Sets output port `port`'s state (the host preset it to what the
+    /// inputs say).
     @inlinable public func setOutput(port: Int, validFrames: Int, ended: Bool) {
-        if port == 0 { setOutput(validFrames: validFrames, ended: ended); return }
         raw.pointee.output_ports[port].valid_frames = UInt32(validFrames)
         raw.pointee.output_ports[port].ended = ended ? 1 : 0
     }
 }
-
 
 /// A node type written in Swift: its static description and its instance.
 ///
@@ -143,7 +131,7 @@ public protocol PluginNode: AnyObject {
     /// of the channel count. [main-thread]
     static func outputLayout(_ setup: PluginNodeSetup) -> String?
 
-    /// Output port `port`'s layout tag (ABI 1.2 `output_port_layout`); the
+    /// Output port `port`'s layout tag (`output_layout`); the
     /// default gives `outputLayout` for port 0 and nil (the usual layout)
     /// for the others. [main-thread]
     static func outputLayout(_ setup: PluginNodeSetup, port: Int) -> String?

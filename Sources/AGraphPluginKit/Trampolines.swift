@@ -57,21 +57,16 @@ func setup(_ info: UnsafePointer<agraph_create_info_t>) -> (any PluginNode.Type,
         numbers[params[k].name] = v.number
         if let s = v.string { strings[params[k].name] = String(cString: s) }
     }
-    // Per-port channels: appended in 1.2 (read only from such a host).
-    var inputPorts = i.input_channels > 0 || type.description.inputs.count == 1 ? [Int(i.input_channels)] : []
-    var outputPorts = type.description.outputs.isEmpty ? [] : [Int(i.output_channels)]
-    if i.host_abi_minor >= 2 {
-        let ins: UnsafePointer<UInt32>? = i.input_port_channels, outs: UnsafePointer<UInt32>? = i.output_port_channels
-        inputPorts = (0..<Int(i.input_port_count)).map { k in ins.map { Int($0[k]) } ?? 0 }
-        outputPorts = (0..<Int(i.output_port_count)).map { k in outs.map { Int($0[k]) } ?? 0 }
-    }
-    // Per-port layout tags: appended in 1.4 (NULL array or entry: not said).
-    var inputLayouts = [String?](repeating: nil, count: inputPorts.count)
-    if i.host_abi_minor >= 4, let tags = i.input_port_layouts {
-        inputLayouts = (0..<Int(i.input_port_count)).map { k in tags[k].map { String(cString: $0) } }
-    }
+    // Every port once, in the per-port arrays (NULL array: count 0; a NULL
+    // layout entry: not known yet).
+    let inCount = min(Int(i.input_port_count), Int(AGRAPH_MAX_PORTS))
+    let outCount = min(Int(i.output_port_count), Int(AGRAPH_MAX_PORTS))
+    let ins: UnsafePointer<UInt32>? = i.input_port_channels, outs: UnsafePointer<UInt32>? = i.output_port_channels
+    let inputPorts = (0..<inCount).map { k in ins.map { Int($0[k]) } ?? 0 }
+    let outputPorts = (0..<outCount).map { k in outs.map { Int($0[k]) } ?? 0 }
+    let tags: UnsafePointer<UnsafePointer<CChar>?>? = i.input_port_layouts
+    let inputLayouts = (0..<inCount).map { k in tags?[k].map { String(cString: $0) } }
     let s = PluginNodeSetup(host: PluginHost(info), nodeID: i.node_id.map { String(cString: $0) } ?? "", sampleRate: i.sample_rate,
-                            inputChannels: Int(i.input_channels), outputChannels: Int(i.output_channels),
                             inputPortChannels: inputPorts, outputPortChannels: outputPorts, inputPortLayouts: inputLayouts,
                             numbers: numbers, strings: strings)
     return (type, s)
@@ -133,18 +128,7 @@ let destroyTrampoline: @convention(c) (OpaquePointer?) -> Void = { p in
 /// Layout names as static C strings (the ABI wants a static result).
 let layoutNames = Mutex<[String: UnsafePointer<CChar>]>([:])
 
-let outputLayoutTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?) -> UnsafePointer<CChar>? = { info in
-    let (type, s) = setup(info!)
-    guard let name = type.outputLayout(s) else { return nil }
-    return layoutNames.withLock { names in
-        if let p = names[name] { return p }
-        let p = PluginExport.keep(name)
-        names[name] = p
-        return p
-    }
-}
-
-let outputPortLayoutTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>? = { info, port in
+let outputLayoutTrampoline: @convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>? = { info, port in
     let (type, s) = setup(info!)
     guard let name = type.outputLayout(s, port: Int(port)) else { return nil }
     return layoutNames.withLock { names in

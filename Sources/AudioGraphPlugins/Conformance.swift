@@ -46,7 +46,7 @@ public enum PluginConformance {
         guard let plugin = catalog.plugins.first else { return report }
         report.lines.append("\(plugin.name) \(plugin.version) (\(plugin.vendor)), ABI \(plugin.abiMajor).\(plugin.abiMinor), \(plugin.typeIDs.count) node type\(plugin.typeIDs.count == 1 ? "" : "s")")
         if plugin.abiMinor > PluginCatalog.abiMinor {
-            report.notes.append("built against ABI \(plugin.abiMajor).\(plugin.abiMinor), newer than this agraph's \(PluginCatalog.abiMajor).\(PluginCatalog.abiMinor): it loads, and what the later minor versions added is ignored")
+            report.notes.append("built against ABI \(plugin.abiMajor).\(plugin.abiMinor), newer than this agraph's \(PluginCatalog.abiMajor).\(PluginCatalog.abiMinor): it loads (a minor version adds only extensions, and this agraph offers none it does not know)")
         }
         for f in catalog.failures where f.typeID != nil {
             report.failures.append("node type \"\(f.typeID ?? "?")\" is refused: \(f.reason)")
@@ -114,8 +114,8 @@ struct TypeWalk {
 
     mutating func run() {
         // Every port: 2 channels where accepted, else the fewest, tagged with
-        // the usual layout for that count (ABI 1.4 input_port_layouts);
-        // outputs by their rule (same as input port 0's).
+        // the usual layout for that count (input_port_layouts); outputs by
+        // their rule (same as input port 0's).
         let inputPorts = type.inputRanges.map { $0.contains(2) ? 2 : $0.lowerBound }
         let inputChannels = inputPorts.first ?? 0
         let outputPorts: [Int] = type.outputRules.map {
@@ -125,14 +125,12 @@ struct TypeWalk {
             case .sameAsInput: inputChannels
             }
         }
-        let outputChannels = outputPorts.first ?? 0
         let configs = configurations()
         var walked = 0
         for (name, parameters) in configs {
             let host = PluginHost(nodeID: "check", typeID: type.descriptor.typeID)
             if let check = t.check {
-                let r = type.withCreateInfo(nodeID: "check", parameters: parameters, inputChannels: inputChannels,
-                                            outputChannels: outputChannels, sampleRate: sampleRate, host: host,
+                let r = type.withCreateInfo(nodeID: "check", parameters: parameters, sampleRate: sampleRate, host: host,
                                             inputPortChannels: inputPorts, outputPortChannels: outputPorts) { info, error in
                     check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
                 }
@@ -165,24 +163,19 @@ struct TypeWalk {
     /// (inputs tagged with the usual layout for their channels); nil when
     /// it names none.
     func outputLayoutName(_ parameters: NodeParameters, inputPorts: [Int], outputPorts: [Int], host: PluginHost) -> String? {
-        guard type.outputPortLayout != nil || type.outputLayout != nil else { return nil }
-        return type.withCreateInfo(nodeID: "check", parameters: parameters, inputChannels: inputPorts.first ?? 0,
-                                   outputChannels: outputPorts.first ?? 0, sampleRate: sampleRate, host: host,
+        guard let outputLayout = type.outputLayout else { return nil }
+        return type.withCreateInfo(nodeID: "check", parameters: parameters, sampleRate: sampleRate, host: host,
                                    inputPortChannels: inputPorts, outputPortChannels: outputPorts) { info, _ in
-            let name = type.outputPortLayout.map { $0(info, 0) } ?? type.outputLayout.map { $0(info) }
-            return name.flatMap { $0 }.map { truncatedString($0, limit: 64) }
+            outputLayout(info, 0).map { truncatedString($0, limit: 64) }
         }.result
     }
 
     mutating func walk(name: String, parameters: NodeParameters, inputPorts: [Int], outputPorts: [Int], host: PluginHost) {
-        let inputChannels = inputPorts.first ?? 0
-        let outputChannels = outputPorts.first ?? 0
         guard let create = t.create, let activate = t.activate, let deactivate = t.deactivate, let destroy = t.destroy else {
             failures.append("create, activate, deactivate and destroy are required")
             return
         }
-        let made = type.withCreateInfo(nodeID: "check", parameters: parameters, inputChannels: inputChannels,
-                                       outputChannels: outputChannels, sampleRate: sampleRate, host: host,
+        let made = type.withCreateInfo(nodeID: "check", parameters: parameters, sampleRate: sampleRate, host: host,
                                        inputPortChannels: inputPorts, outputPortChannels: outputPorts) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
@@ -201,7 +194,7 @@ struct TypeWalk {
             return
         }
         if isDecoder {
-            walkDecoder(name: name, instance: instance, channels: outputChannels)
+            walkDecoder(name: name, instance: instance, channels: outputPorts.first ?? 0)
         } else {
             walkRealtime(name: name, instance: instance, inputPorts: inputPorts, outputPorts: outputPorts)
         }
@@ -229,11 +222,9 @@ struct TypeWalk {
     mutating func walkRealtime(name: String, instance: OpaquePointer, inputPorts: [Int], outputPorts: [Int]) {
         guard let process = t.process else { failures.append("no process function"); return }
         let frames = maxFrames
-        let inputChannels = inputPorts.first ?? 0
-        let outputChannels = outputPorts.first ?? 0
         let inTotal = inputPorts.reduce(0, +), outTotal = outputPorts.reduce(0, +)
-        // Every port's channels one after another (port 0's first, as the
-        // 1.0 fields see them), with the 1.2 per-port entries over them.
+        // Every port's channels one after another, with the per-port
+        // entries over them.
         let inputs = (0..<max(inTotal, 1)).map { c -> UnsafeMutablePointer<Float> in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
             for i in 0..<frames { p[i] = Float(sin(Double(i) * 0.05 + Double(c))) * (i % 97 == 0 ? 1 : 0.5) }
@@ -281,13 +272,8 @@ struct TypeWalk {
         runOnThread(.audio) {
             func run(_ n: Int) {
                 b.initialize(to: agraph_process_t(
-                    frames: UInt32(n), input_channels: UInt32(inputChannels), output_channels: UInt32(outputChannels),
-                    reserved0: 0, inputs: inputChannels > 0 ? UnsafePointer(inPointers) : nil,
-                    outputs: outputChannels > 0 ? UnsafePointer(outPointers) : nil,
-                    input_valid_frames: inputChannels > 0 ? UInt32(n) : 0, input_ended: 0,
-                    output_valid_frames: UInt32(n), output_ended: 0,
-                    input_port_count: UInt32(inPortCount), output_port_count: UInt32(outPortCount),
-                    input_ports: inPortCount > 0 ? UnsafePointer(inPorts) : nil, output_ports: outPortCount > 0 ? outPorts : nil))
+                    frames: UInt32(n), input_port_count: UInt32(inPortCount), output_port_count: UInt32(outPortCount),
+                    reserved0: 0, input_ports: inPortCount > 0 ? UnsafePointer(inPorts) : nil, output_ports: outPortCount > 0 ? outPorts : nil))
                 var k = 0
                 while k < inPortCount { inPorts[k].valid_frames = UInt32(n); inPorts[k].ended = 0; k += 1 }
                 k = 0

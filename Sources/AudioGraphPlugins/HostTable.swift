@@ -1,5 +1,5 @@
-// The host side of the plugin ABI (agraph_plugin.h, ABI 1.2): the host
-// table (`agraph_host_t`) each plugin node gets at create, and the host
+// The host side of the plugin ABI (agraph_plugin.h: the host table of
+// agraph/plugin.h, `agraph_host_t`, that each plugin node gets at create) and the host
 // extensions behind it:
 //
 //   agraph.log/1           → `PluginLog` (messages queued, printed by the host)

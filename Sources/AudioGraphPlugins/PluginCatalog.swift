@@ -1,5 +1,6 @@
-// The plugin loader: finds node plugins, checks their ABI version, and
-// wraps each node type they describe (agraph_plugin.h) into a `NodeType`.
+// The plugin catalogue: finds node plugins, checks their ABI version, and
+// wraps each node type they describe (agraph_plugin.h, ABI 2.0) into a
+// `PluginNodeType`.
 //
 // Where it looks, in order (the first folder holding a given file name
 // wins, like PATH):
@@ -24,7 +25,7 @@
 // lengths), so a descriptor claiming 4 billion types is refused at once.
 // Whatever fails — a file that is not a complete shared object, a library
 // dlopen refuses, one without `agraph_plugin_entry`, another ABI major
-// version, a count or string over the limits, a malformed node type, a type
+// version (a 1.x plugin is told to rebuild against 2.0), a count or string over the limits, a malformed node type, a type
 // id already taken — is recorded in `PluginCatalog.failures`: reported,
 // never silently dropped.
 import AudioGraphHost
@@ -48,12 +49,12 @@ public struct LoadedPlugin: @unchecked Sendable {
     /// The plugin's own details (AGRAPH_EXT_PLUGIN_INFO), e.g. the external
     /// library it found and its versions.
     public var details: String? = nil
-    /// The descriptor (for `deinit`, ABI 1.2).
+    /// The descriptor (for `deinit`).
     public var descriptor: UnsafePointer<agraph_plugin_t>? = nil
-    /// Whether the plugin's `init` (ABI 1.2) ran and succeeded.
+    /// Whether the plugin's `init` ran and succeeded.
     public var initialized = false
 
-    /// Calls the plugin's `deinit` (ABI 1.2) when its `init` ran: only once
+    /// Calls the plugin's `deinit` when its `init` ran: only once
     /// every instance is destroyed, and only by a host that is done with the
     /// library (`agraph check-plugin`). Returns whether it was called.
     /// [main-thread]
@@ -90,9 +91,19 @@ public struct PluginCatalog: Sendable {
     /// Every node type of every loaded plugin, in load order.
     public var types: [PluginNodeType] = []
 
-    /// The ABI major version this agraph reads.
+    /// The ABI major version this agraph reads (any minor of it), and its own minor.
     public static let abiMajor = Int(AGRAPH_PLUGIN_ABI_MAJOR)
     public static let abiMinor = Int(AGRAPH_PLUGIN_ABI_MINOR)
+
+    /// Why a plugin of ABI `major.minor` is refused, naming both versions;
+    /// nil when this agraph loads it (same major, any minor). [any-thread]
+    public static func versionRefusal(major: UInt32, minor: UInt32) -> String? {
+        guard Int(major) != abiMajor else { return nil }
+        let here = "this agraph loads plugin ABI \(abiMajor).\(abiMinor) (any \(abiMajor).x)"
+        return Int(major) < abiMajor
+            ? "built for plugin ABI \(major).\(minor); \(here): rebuild it against agraph_plugin.h \(abiMajor).\(abiMinor) (docs/plugin-abi.md, \"Migrating from 1.x\")"
+            : "built for plugin ABI \(major).\(minor); \(here): it needs a newer agraph"
+    }
 
     public init() {}
 
@@ -162,17 +173,17 @@ public struct PluginCatalog: Sendable {
             failures.append(PluginLoadFailure(path: path, reason: "\(AGRAPH_PLUGIN_ENTRY_SYMBOL) returned NULL (the plugin cannot work here)"))
             return
         }
-        // Read the version first, and nothing else of another major version.
+        // Read the version first (the first field in every version), and
+        // nothing else of another major version.
         let abi = UnsafeRawPointer(plugin).load(as: agraph_abi_version_t.self)
-        guard Int(abi.major) == Self.abiMajor else {
-            failures.append(PluginLoadFailure(path: path,
-                reason: "ABI \(abi.major).\(abi.minor), this agraph reads \(Self.abiMajor).x"))
+        if let refusal = Self.versionRefusal(major: abi.major, minor: abi.minor) {
+            failures.append(PluginLoadFailure(path: path, reason: refusal))
             return
         }
         let p = plugin.pointee
-        // ABI 1.2: library-wide init, before anything else of the plugin.
+        // Library-wide init, before anything else of the plugin.
         var initialized = false
-        if abi.minor >= 2, let initFn = p.`init` {
+        if let initFn = p.`init` {
             var error = [CChar](repeating: 0, count: Int(AGRAPH_ERROR_CAPACITY))
             let ok = path.withCString { initFn($0, &error, UInt32(error.count)) }
             error[error.count - 1] = 0
@@ -212,7 +223,7 @@ public struct PluginCatalog: Sendable {
             }
             let id = try? boundedString(t.pointee.type_id, "type id")
             do {
-                let type = try PluginNodeType(type: t, path: path, abiMinor: Int(abi.minor))
+                let type = try PluginNodeType(type: t, path: path)
                 if types.contains(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
                     throw PluginError("type id already provided by an earlier plugin")
                 }
@@ -226,7 +237,7 @@ public struct PluginCatalog: Sendable {
     }
 
     /// One line for messages: what was searched and what failed, e.g.
-    /// `plugins searched: /a, /b; failed to load: libAGraphX.so (ABI 2.0, this agraph reads 1.x)`.
+    /// `plugins searched: /a, /b; failed to load: libAGraphX.so (built for plugin ABI 1.4; …)`.
     public var note: String {
         var s = "plugins searched: files named libAGraph*.so (others are never opened) in "
             + (searchedFolders.isEmpty ? "no folders (set AGRAPH_PLUGIN_PATH)" : searchedFolders.joined(separator: ", "))

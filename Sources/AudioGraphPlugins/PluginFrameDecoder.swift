@@ -13,13 +13,13 @@ import CAGraphPlugin
 final class PluginFrameDecoder: FrameDecoder {
     let type: UnsafePointer<agraph_node_type_t>
     let instance: OpaquePointer
-    /// The instance's host table (ABI 1.2); outlives the instance.
+    /// The instance's host table; outlives the instance.
     let host: PluginHost
     let typeID: String
     let nodeID: String
     let channels: Int
     let ext: agraph_decoder_ext_t
-    /// AGRAPH_EXT_DECODER_STREAM (1.3), when the plugin offers it.
+    /// AGRAPH_EXT_DECODER_STREAM, when the instance offers it.
     let streamExt: agraph_decoder_stream_ext_t?
     private(set) var active = false
 

@@ -14,58 +14,49 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
     // @unchecked: the C tables are immutable and live until exit.
     let type: UnsafePointer<agraph_node_type_t>
     public let descriptor: NodeDescriptor
-    /// Input channels accepted by port 0, and port 0's output rule.
-    var inputRange: ClosedRange<Int>? { inputRanges.first }
-    var outputRule: OutputRule { outputRules.first ?? .none }
-    /// Input channels accepted by each input port, and each output's rule
-    /// (several ports: ABI 1.2), in port order. A decoder's input is not
-    /// in `inputRanges` (it takes frames).
+    /// Input channels accepted by each input port, and each output's rule,
+    /// in port order. A decoder's input is not in `inputRanges` (it takes
+    /// frames).
     let inputRanges: [ClosedRange<Int>]
     let outputRules: [OutputRule]
     /// The graph's names of the ports (see the naming rule in the header).
     let inputNames: [String]
     let outputNames: [String]
-    /// ABI 1.2 `output_port_layout`, when the plugin has it.
-    let outputPortLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>?)?
     let endless: Bool
-    /// AGRAPH_NODE_VIRTUALIZES (ABI 1.4): the node renders for headphones;
-    /// validation refuses binaural input to it (`NodeDescriptor.virtualizes`).
+    /// AGRAPH_NODE_VIRTUALIZES: the node renders for headphones; validation
+    /// refuses binaural input to it (`NodeDescriptor.virtualizes`).
     let virtualizes: Bool
-    /// A worker-domain decoder: the codec its input takes (ABI 1.1).
+    /// A worker-domain decoder: the codecs its input takes.
     let inputCodec: String?
-    /// ABI 1.1 `output_layout`, when the plugin has it.
-    let outputLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?) -> UnsafePointer<CChar>?)?
-    /// Parameters flagged AGRAPH_PARAM_VENDOR_LIBRARY (ABI 1.2): resolved by
+    /// `output_layout` (any output port's tag), when the plugin has it.
+    let outputLayout: (@convention(c) (UnsafePointer<agraph_create_info_t>?, UInt32) -> UnsafePointer<CChar>?)?
+    /// Parameters flagged AGRAPH_PARAM_VENDOR_LIBRARY: resolved by
     /// `VendorLibraryLocations` before the plugin sees them.
     let vendorLibraryParameters: [String]
 
     enum OutputRule { case none, fixed(Int), sameAsInput }
 
-    /// Reads and checks the C description; fields and flags appended in a
-    /// minor version (1.1 …) are read only when the plugin's minor version
-    /// has them. [main-thread]
-    init(type: UnsafePointer<agraph_node_type_t>, path: String, abiMinor: Int) throws {
+    /// Reads and checks the C description (ABI 2.0: every field, whatever
+    /// the plugin's minor version). [main-thread]
+    init(type: UnsafePointer<agraph_node_type_t>, path: String) throws {
         self.type = type
         let t = type.pointee
-        inputCodec = abiMinor >= 1 ? try boundedString(t.input_codec, "input_codec") : nil
-        outputLayout = abiMinor >= 1 ? t.output_layout : nil
+        inputCodec = try boundedString(t.input_codec, "input_codec")
+        outputLayout = t.output_layout
         guard let id = try boundedString(t.type_id, "the type id"), !id.isEmpty else { throw PluginError("no type id") }
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
             throw PluginError("type id may hold only letters, digits, '.', '-' and '_'")
         }
-        let maxPorts = abiMinor >= 2 ? Int(AGRAPH_MAX_PORTS) : 1
+        let maxPorts = Int(AGRAPH_MAX_PORTS)
         guard t.input_count <= UInt32(maxPorts), t.output_count <= UInt32(maxPorts) else {
-            throw PluginError(abiMinor >= 2
-                ? "\(t.input_count) inputs and \(t.output_count) outputs; at most \(maxPorts) of each"
-                : "\(t.input_count) inputs and \(t.output_count) outputs; ABI 1.\(abiMinor) allows at most one of each (several ports need 1.2)")
+            throw PluginError("\(t.input_count) inputs and \(t.output_count) outputs; at most \(maxPorts) of each")
         }
-        outputPortLayout = abiMinor >= 2 ? t.output_port_layout : nil
         guard t.input_count + t.output_count > 0 else { throw PluginError("no ports") }
         let isDecoder = t.domain == AGRAPH_DOMAIN_WORKER.rawValue
         if t.domain != AGRAPH_DOMAIN_REALTIME.rawValue {
             guard isDecoder else { throw PluginError("unknown domain \(t.domain)") }
             guard inputCodec != nil, t.input_count == 1, t.output_count == 1 else {
-                throw PluginError("a worker-domain node must be a decoder (extension \(AGRAPH_EXT_DECODER)): one input with input_codec (ABI 1.1) and one output")
+                throw PluginError("a worker-domain node must be a decoder (extension \(AGRAPH_EXT_DECODER)): one input with input_codec and one output")
             }
             guard t.get_extension != nil else { throw PluginError("a decoder needs get_extension for \(AGRAPH_EXT_DECODER)") }
         }
@@ -120,8 +111,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         }
         outputRules = rules
         endless = t.flags & UInt32(AGRAPH_NODE_ENDLESS) != 0
-        // A bit an older plugin set is not the 1.4 flag: ignored.
-        virtualizes = abiMinor >= 4 && t.flags & UInt32(AGRAPH_NODE_VIRTUALIZES) != 0
+        virtualizes = t.flags & UInt32(AGRAPH_NODE_VIRTUALIZES) != 0
         guard t.param_count <= UInt32(PluginLimits.parameters) else {
             throw PluginError("claims \(t.param_count) parameters; at most \(PluginLimits.parameters) are read")
         }
@@ -262,14 +252,12 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
             }
         }
         let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)
-        for k in outputs.indices where (k == 0 && outputLayout != nil) || outputPortLayout != nil {
+        for k in outputs.indices where outputLayout != nil {
             let channels = outputs[k].channels
-            let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels.first ?? 0,
-                                       outputChannels: outputs.first?.channels ?? 0, sampleRate: c.sampleRate, host: host,
+            let named = withCreateInfo(nodeID: c.nodeID, parameters: parameters, sampleRate: c.sampleRate, host: host,
                                        inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels),
                                        inputPortLayouts: inputLayouts) { info, _ in
-                let name = outputPortLayout.map { $0(info, UInt32(k)) } ?? outputLayout.map { $0(info) }
-                return name.flatMap { $0 }.map { truncatedString($0, limit: 64) }
+                outputLayout.flatMap { $0(info, UInt32(k)) }.map { truncatedString($0, limit: 64) }
             }.result
             if let name = named {
                 let which = outputs.count > 1 ? " of output '\(outputNames[k])'" : ""
@@ -281,8 +269,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
             }
         }
         if let check = type.pointee.check {
-            let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: inputChannels.first ?? 0,
-                                    outputChannels: outputs.first?.channels ?? 0, sampleRate: c.sampleRate, host: host,
+            let ok = withCreateInfo(nodeID: c.nodeID, parameters: parameters, sampleRate: c.sampleRate, host: host,
                                     inputPortChannels: inputChannels, outputPortChannels: outputs.map(\.channels),
                                     inputPortLayouts: inputLayouts) { info, error in
                 check(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
@@ -308,8 +295,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         let host = PluginHost(nodeID: c.nodeID, typeID: descriptor.typeID)
         let inputPortChannels = inputCodec != nil ? [] : c.inputFormats.map(\.channels)
         let inputPortLayouts: [ChannelLayout?] = inputCodec != nil ? [] : c.inputFormats.map(\.layout)
-        let made = withCreateInfo(nodeID: c.nodeID, parameters: parameters, inputChannels: c.inputFormats.first?.channels ?? 0,
-                                  outputChannels: c.outputFormat?.channels ?? 0, sampleRate: c.sampleRate, host: host,
+        let made = withCreateInfo(nodeID: c.nodeID, parameters: parameters, sampleRate: c.sampleRate, host: host,
                                   inputPortChannels: inputPortChannels, outputPortChannels: c.outputFormats.map(\.channels),
                                   inputPortLayouts: inputPortLayouts) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
@@ -343,9 +329,8 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
         var defaults = NodeParameters()
         for p in descriptor.parameters { if let d = p.defaultValue { defaults.values[p.name] = d } }
         let host = PluginHost(nodeID: nodeID, typeID: descriptor.typeID)
-        let made = withCreateInfo(nodeID: nodeID, parameters: defaults, inputChannels: channels, outputChannels: channels,
-                                  sampleRate: sampleRate, host: host, inputPortChannels: [],
-                                  outputPortChannels: [channels]) { info, error in
+        let made = withCreateInfo(nodeID: nodeID, parameters: defaults, sampleRate: sampleRate, host: host,
+                                  inputPortChannels: [], outputPortChannels: [channels]) { info, error in
             create(info, error, UInt32(AGRAPH_ERROR_CAPACITY))
         }
         guard let instance = made.result else {
@@ -355,30 +340,28 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
                                       nodeID: nodeID, channels: channels)
     }
 
-    /// Calls `body` with the C view of a node's parameters (valid during the
-    /// call only), with `host` as its host table (ABI 1.2), the channels of
-    /// every port (ABI 1.2; nil: port 0's only, from `inputChannels` /
-    /// `outputChannels`), each input's layout tag (ABI 1.4; nil, or an
-    /// entry past the end: the usual layout for that input's channel count;
-    /// an input of unknown channels gets no tag), and an error buffer;
-    /// returns its result and the message.
-    public func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, inputChannels: Int, outputChannels: Int,
-                           sampleRate: Double, host: PluginHost,
-                           inputPortChannels: [Int]? = nil, outputPortChannels: [Int]? = nil,
-                           inputPortLayouts: [ChannelLayout?]? = nil,
-                           _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
-        // Every declared port gets an entry (0 while its channels are unknown).
-        func counts(_ given: [Int]?, _ first: Int, _ n: Int) -> [UInt32] {
-            let known = given ?? (n > 0 ? [first] : [])
-            return (0..<n).map { $0 < known.count ? UInt32(clamping: known[$0]) : 0 }
+    /// Calls `body` with the C view of a node (valid during the call only):
+    /// its parameters, `host` as its host table, the channels of every port
+    /// (an entry per declared port: a port past the end of the given array
+    /// gets 0, not yet known; a decoder has no input ports, its input being
+    /// frames), each input's layout tag (nil, or past the end: the usual
+    /// layout for that input's channel count; an input of unknown channels
+    /// gets none), and an error buffer; returns its result and the message.
+    /// [main-thread]
+    public func withCreateInfo<R>(nodeID: String, parameters: NodeParameters, sampleRate: Double, host: PluginHost,
+                                  inputPortChannels: [Int], outputPortChannels: [Int],
+                                  inputPortLayouts: [ChannelLayout?] = [],
+                                  _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
+        func counts(_ given: [Int], _ n: Int) -> [UInt32] {
+            (0..<n).map { $0 < given.count ? UInt32(clamping: given[$0]) : 0 }
         }
-        let inputCounts = counts(inputPortChannels, inputChannels, inputCodec != nil ? 0 : inputNames.count)
-        let outputCounts = counts(outputPortChannels, outputChannels, outputNames.count)
+        let inputCounts = counts(inputPortChannels, inputCodec != nil ? 0 : inputNames.count)
+        let outputCounts = counts(outputPortChannels, outputNames.count)
         var strings: [UnsafeMutablePointer<CChar>] = []
         defer { strings.forEach { free($0) } }
-        // One tag per input port (ABI 1.4), NULL where the input is unknown.
+        // One tag per input port, NULL where the input is unknown.
         let layouts: [UnsafePointer<CChar>?] = inputCounts.enumerated().map { k, channels in
-            let given = inputPortLayouts.flatMap { k < $0.count ? $0[k] : nil }
+            let given = k < inputPortLayouts.count ? inputPortLayouts[k] : nil
             guard let layout = given ?? (channels > 0 ? ChannelLayout.default(forChannels: Int(channels)) : nil) else { return nil }
             let cs = strdup(layout.rawValue)!
             strings.append(cs)
@@ -408,12 +391,10 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
             inputCounts.withUnsafeBufferPointer { ins in
                 outputCounts.withUnsafeBufferPointer { outs in
                     layouts.withUnsafeBufferPointer { tags in
-                        var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), values: buf.baseAddress,
-                                                        value_count: UInt32(buf.count), input_channels: UInt32(inputChannels),
-                                                        output_channels: UInt32(outputChannels),
-                                                        host_abi_minor: UInt32(AGRAPH_PLUGIN_ABI_MINOR), sample_rate: sampleRate,
-                                                        host: UnsafePointer(host.table),
+                        var info = agraph_create_info_t(type: type, node_id: UnsafePointer(id), host: UnsafePointer(host.table),
+                                                        values: buf.baseAddress, value_count: UInt32(buf.count),
                                                         input_port_count: UInt32(ins.count), output_port_count: UInt32(outs.count),
+                                                        reserved0: 0, sample_rate: sampleRate,
                                                         input_port_channels: ins.isEmpty ? nil : ins.baseAddress,
                                                         output_port_channels: outs.isEmpty ? nil : outs.baseAddress,
                                                         input_port_layouts: tags.isEmpty ? nil : tags.baseAddress)

@@ -7,9 +7,11 @@ import Glibc
 #endif
 
 /// One plugin instance in an engine: activate in `prepare`, process in
-/// `render` through the C function pointer, with the process block and the
-/// channel pointer arrays allocated once in `prepare`. Its host table
-/// (`host`) carries the output route and latency changes (ABI 1.2).
+/// `render` through the C function pointer, with the process block, the
+/// per-port entries and the channel pointer arrays allocated once in
+/// `prepare`. Every port, port 0 included, is described once, in the
+/// per-port arrays (ABI 2.0): nothing to reconcile after `process`. Its
+/// host table (`host`) carries the output route and latency changes.
 final class PluginRenderNode: RenderNode, HostedPluginInstance {
     let instance: OpaquePointer
     /// The node's host table; outlives the instance (destroyed in deinit first).
@@ -31,14 +33,15 @@ final class PluginRenderNode: RenderNode, HostedPluginInstance {
     var active = false
     // Allocated in prepare, freed in deinit: the process block, every
     // port's channel pointers (one array per direction, ports one after
-    // another; port 0's are the 1.0 `inputs`/`outputs`) and the per-port
-    // entries of ABI 1.2.
+    // another) and the per-port entries pointing into them.
     var block: UnsafeMutablePointer<agraph_process_t>?
     var inputPointers: UnsafeMutablePointer<UnsafePointer<Float>?>?
     var outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
     var inputPorts: UnsafeMutablePointer<agraph_input_port_buffers_t>?
     var outputPorts: UnsafeMutablePointer<agraph_output_port_buffers_t>?
 
+    /// `type` was checked by `PluginNodeType` (activate, process,
+    /// deactivate and destroy present). [main-thread]
     init(type: UnsafePointer<agraph_node_type_t>, instance: OpaquePointer, typeID: String, nodeID: String, host: PluginHost) {
         let t = type.pointee
         self.instance = instance
@@ -94,15 +97,9 @@ final class PluginRenderNode: RenderNode, HostedPluginInstance {
                 buffers: bus.channels > 0 ? UnsafePointer(outs + offset) : nil))
             offset += bus.channels
         }
-        let inChannels = inputs.first?.channels ?? 0
-        let outChannels = outputs.first?.channels ?? 0
         let b = UnsafeMutablePointer<agraph_process_t>.allocate(capacity: 1)
         b.initialize(to: agraph_process_t(
-            frames: 0, input_channels: UInt32(inChannels), output_channels: UInt32(outChannels), reserved0: 0,
-            inputs: inChannels > 0 ? UnsafePointer(ins) : nil,
-            outputs: outChannels > 0 ? UnsafePointer(outs) : nil,
-            input_valid_frames: 0, input_ended: 0, output_valid_frames: 0, output_ended: 0,
-            input_port_count: UInt32(inputs.count), output_port_count: UInt32(outputs.count),
+            frames: 0, input_port_count: UInt32(inputs.count), output_port_count: UInt32(outputs.count), reserved0: 0,
             input_ports: inputs.isEmpty ? nil : UnsafePointer(inPorts), output_ports: outputs.isEmpty ? nil : outPorts))
         inputPointers = ins
         outputPointers = outs
@@ -111,13 +108,19 @@ final class PluginRenderNode: RenderNode, HostedPluginInstance {
         block = b
     }
 
-    /// [audio-thread & active]
+    /// Refreshes every port's channel pointers and state, presets the
+    /// outputs' state, calls `process`, and takes each output's state from
+    /// its one entry. [audio-thread & active]
     func render(frames: Int) {
         guard let block, let ins = inputPointers, let outs = outputPointers,
               let inPorts = inputPorts, let outPorts = outputPorts else { return }
         block.pointee.frames = UInt32(frames)
         // Channel pointers follow the engine's block layout: refresh them,
-        // and each input's state.
+        // and each input's state. The preset of the outputs is what the
+        // inputs say: the longest valid span, ended when every input has
+        // ended (a source: the whole block, running).
+        var presetValid = inputs.isEmpty ? frames : 0
+        var presetEnded = !inputs.isEmpty
         var offset = 0
         var k = 0
         while k < inputs.count {
@@ -126,10 +129,15 @@ final class PluginRenderNode: RenderNode, HostedPluginInstance {
             while c < bus.channels { ins[offset + c] = UnsafePointer(bus.channel(c)); c += 1 }
             offset += bus.channels
             let s = bus.state
-            inPorts[k].valid_frames = UInt32(s.validFrames < frames ? s.validFrames : frames)
+            let valid = s.validFrames < frames ? s.validFrames : frames
+            inPorts[k].valid_frames = UInt32(valid)
             inPorts[k].ended = s.ended ? 1 : 0
+            if valid > presetValid { presetValid = valid }
+            if !s.ended { presetEnded = false }
             k += 1
         }
+        let valid0 = UInt32(presetValid)
+        let ended0: UInt32 = presetEnded ? 1 : 0
         offset = 0
         k = 0
         while k < outputs.count {
@@ -137,47 +145,21 @@ final class PluginRenderNode: RenderNode, HostedPluginInstance {
             var c = 0
             while c < bus.channels { outs[offset + c] = bus.channel(c); c += 1 }
             offset += bus.channels
-            k += 1
-        }
-        // The preset: what the inputs say (a source: the whole block, running).
-        var preset = BusState(validFrames: frames, ended: false)
-        if !inputs.isEmpty {
-            preset = BusState.merging(inputs)
-            if preset.validFrames > frames { preset.validFrames = frames }
-            block.pointee.input_valid_frames = inPorts[0].valid_frames
-            block.pointee.input_ended = inPorts[0].ended
-        } else {
-            block.pointee.input_valid_frames = 0
-            block.pointee.input_ended = 0
-        }
-        let presetValid = UInt32(preset.validFrames)
-        let presetEnded: UInt32 = preset.ended ? 1 : 0
-        block.pointee.output_valid_frames = presetValid
-        block.pointee.output_ended = presetEnded
-        k = 0
-        while k < outputs.count {
-            outPorts[k].valid_frames = presetValid
-            outPorts[k].ended = presetEnded
+            outPorts[k].valid_frames = valid0
+            outPorts[k].ended = ended0
             k += 1
         }
         processFn(instance, block)
         k = 0
         while k < outputs.count {
-            var valid = Int(outPorts[k].valid_frames)
-            var ended = outPorts[k].ended != 0
-            if k == 0 && outPorts[0].valid_frames == presetValid && outPorts[0].ended == presetEnded {
-                // Port 0's state may be written in the 1.0 fields instead.
-                valid = Int(block.pointee.output_valid_frames)
-                ended = block.pointee.output_ended != 0
-            }
-            if valid > frames { valid = frames }
+            let written = Int(outPorts[k].valid_frames)
+            let valid = written < frames ? written : frames
             let bus = outputs[k]
             if valid < frames { bus.clear(from: valid, to: frames) }
-            bus.state = BusState(validFrames: valid, ended: ended)
+            bus.state = BusState(validFrames: valid, ended: outPorts[k].ended != 0)
             k += 1
         }
     }
-
     /// [audio-thread & active]
     func apply(_ change: ParameterChange) {
         let i = Int(change.parameter)

@@ -16,10 +16,11 @@ struct CheckPlugin: ParsableCommand {
             parameters and each parameter at its extremes (min, max, false, true, every choice). A decoder \
             gets frames that are not of its codec, live parameter changes, a flush and a drain on a thread \
             marked as the worker. Inputs get 2 channels where accepted, tagged with the usual layout for \
-            their count (ABI 1.4 input layout tags). Allocations in audio-thread calls are counted and must \
+            their count (input layout tags). Allocations in audio-thread calls are counted and must \
             be 0; host functions called on a thread their tag forbids are failures. Each failure is said \
-            in words. Notes, not failures: a plugin built against a newer ABI minor than this agraph's, and \
-            a node type flagged as virtualizing (ABI 1.4) that does not name its output "binaural".
+            in words. A plugin of another ABI major version (a 1.x plugin) fails, naming both versions. Notes, \
+            not failures: a plugin built against a newer ABI minor than this agraph's, and \
+            a node type flagged as virtualizing that does not name its output "binaural".
             """)
 
     @Argument(help: "The plugin library (.so), or lv2:URI for an LV2 plugin through AudioGraph's LV2 host.") var library: String

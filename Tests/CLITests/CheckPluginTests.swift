@@ -42,12 +42,12 @@ final class CheckPluginTests: XCTestCase {
         XCTAssertTrue(run.stdout.hasSuffix("check-plugin: passed\n"), run.stdout)
     }
 
-    /// The renderer plugin (ABI 1.4): a virtualizing type whose output is
+    /// The renderer plugin: a virtualizing type whose output is
     /// named binaural, so no note either.
     func testTheCrossfeedRendererPluginPasses() throws {
         let run = try checkPlugin("libAGraphCrossfeedPlugin.so")
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertTrue(run.stdout.contains("AudioGraph crossfeed renderer 1.0.0 (AudioGraph), ABI 1.4, 1 node type"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("AudioGraph crossfeed renderer 1.0.0 (AudioGraph), ABI 2.0, 1 node type"), run.stdout)
         XCTAssertTrue(run.stdout.contains("com.example.crossfeed (realtime, virtualizes): 8 of 8 parameter sets walked"), run.stdout)
         XCTAssertFalse(run.stdout.contains("note:"), run.stdout)
         XCTAssertTrue(run.stdout.hasSuffix("check-plugin: passed\n"), run.stdout)
@@ -67,10 +67,28 @@ final class CheckPluginTests: XCTestCase {
         XCTAssertTrue(run.stdout.contains("daa (decoder, ac4-sync ac4-raw): 11 of 11 parameter sets walked"), run.stdout)
     }
 
-    func testTheAbiMismatchFixtureFailsNamingBothVersions() throws {
+    /// The fixture is built for ABI 1.4: refused, naming 1.4 and 2.0.
+    func testTheABI14FixtureFailsNamingBothVersions() throws {
         let run = try checkPlugin("libAGraphTestAbiMismatchPlugin.so")
         XCTAssertEqual(run.status, 1)
-        XCTAssertTrue(run.stderr.contains("FAIL: the library does not load: ABI 2.0, this agraph reads 1.x"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("FAIL: the library does not load: built for plugin ABI 1.4; this agraph loads plugin ABI 2.0 (any 2.x): rebuild it against agraph_plugin.h 2.0"), run.stderr)
+    }
+
+    /// Every plugin shipped in the repository passes at ABI 2.0 (the
+    /// FFmpeg decoder where it is built).
+    func testEveryShippedPluginPassesAtABI20() throws {
+        let folder = try buildFolder()
+        for library in ["libAGraphExamplePlugin.so", "libAGraphCrossfeedPlugin.so", "libAGraphPCMFramesPlugin.so",
+                        "libAGraphDAAPlugin.so", "libAGraphFFmpegPlugin.so"] {
+            guard FileManager.default.fileExists(atPath: folder + "/" + library) else {
+                XCTAssertEqual(library, "libAGraphFFmpegPlugin.so", "\(library) is not built")
+                continue
+            }
+            let run = try checkPlugin(library, environment: ["DAA_LIBRARY": folder + "/libTestDoubleDAA.so"])
+            XCTAssertEqual(run.status, 0, "\(library): \(run.stderr)")
+            XCTAssertTrue(run.stdout.contains(", ABI 2.0, "), "\(library): \(run.stdout)")
+            XCTAssertTrue(run.stdout.hasSuffix("check-plugin: passed\n"), "\(library): \(run.stdout)")
+        }
     }
 
     func testAPluginThatAllocatesInProcessFails() throws {

@@ -286,7 +286,7 @@ extension TestDoubleLibrary {
     }
 }
 
-/// The decoder-stream extension (AGRAPH_EXT_DECODER_STREAM, ABI 1.3) of an
+/// The decoder-stream extension (AGRAPH_EXT_DECODER_STREAM) of an
 /// instance, called as the host's decoder job calls it. [the worker's
 /// calls, made from the test's thread]
 extension ABIPluginInstance {

@@ -232,7 +232,7 @@ final class DAATests: XCTestCase {
         node.deactivate(); node.destroy()
     }
 
-    /// With endpoint auto, the output route the host reports (ABI 1.2
+    /// With endpoint auto, the output route the host reports (
     /// `agraph.output-route/1`: the plugin side's `changed`, on the main
     /// thread) picks the endpoint from the next frame, as DAAPlay follows
     /// route changes; unknown falls back; an explicit endpoint ignores the
@@ -285,7 +285,7 @@ final class DAATests: XCTestCase {
         node.deactivate(); node.destroy()
     }
 
-    /// ABI 1.2: the library is opened once per process per path (check,
+    /// The library is opened once per process per path (check,
     /// create and details share it), and deinit closes it.
     func testTheLibraryIsOpenedOncePerProcess() throws {
         let folder = try TemporaryDirectory("agraph-daa-once")
@@ -522,6 +522,7 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(t.domain, AGRAPH_DOMAIN_WORKER.rawValue)
         XCTAssertNil(t.process)
         XCTAssertEqual(t.outputs.pointee.channels, 2)
+        XCTAssertEqual(plugin.descriptor.pointee.abi.major, 2)
         XCTAssertEqual(plugin.descriptor.pointee.abi.minor, UInt32(AGRAPH_PLUGIN_ABI_MINOR))
         XCTAssertNotEqual(t.params[0].flags & UInt32(AGRAPH_PARAM_VENDOR_LIBRARY), 0,
                           "library names a vendor library: the host resolves it in the trusted folders")
@@ -530,8 +531,8 @@ final class DAATests: XCTestCase {
         XCTAssertEqual(names, ["library", "endpoint", "fallbackEndpoint", "virtualizer", "dialogueEnhancement",
                                "outputReferenceLevel", "presentation", "mainAssociatedMix"],
                        "no outputIsHeadphones: the route comes through agraph.output-route/1")
-        XCTAssertNotNil(plugin.descriptor.pointee.`init`, "ABI 1.2 init")
-        XCTAssertNotNil(plugin.descriptor.pointee.`deinit`, "ABI 1.2 deinit")
+        XCTAssertNotNil(plugin.descriptor.pointee.`init`, "init")
+        XCTAssertNotNil(plugin.descriptor.pointee.`deinit`, "deinit")
         let live = (0..<Int(t.param_count)).filter { t.params[$0].flags & UInt32(AGRAPH_PARAM_LIVE) != 0 }
             .map { String(cString: t.params[$0].name) }
         XCTAssertEqual(live, Array(names.dropFirst()), "every parameter but library is live, the endpoint choices included")

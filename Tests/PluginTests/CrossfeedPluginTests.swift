@@ -9,7 +9,7 @@ import Glibc
 
 /// A renderer as a plugin (issue 11): `com.example.crossfeed`
 /// (Plugins/CrossfeedPlugin) loaded through the host. It reads its input's
-/// layout tag (ABI 1.4): 5.1 and 7.1 are downmixed by BS.775 with the LFE
+/// layout tag: 5.1 and 7.1 are downmixed by BS.775 with the LFE
 /// dropped or mixed, "discrete" is refused in its own words; it declares
 /// that it virtualizes, so the validator refuses binaural input to it. The
 /// signal: a left-only impulse reaches the right ear low-passed, `delay`
@@ -133,7 +133,7 @@ final class CrossfeedPluginTests: XCTestCase {
                       e.errors.map(\.message).joined(separator: "\n"))
     }
 
-    /// 5.1 and discrete both have 6 channels: only the layout tag (ABI 1.4)
+    /// 5.1 and discrete both have 6 channels: only the layout tag
     /// tells them apart, and the plugin refuses the one whose channel
     /// positions it cannot know.
     func testTheLayoutTagDecides5Point1AgainstDiscreteSix() throws {

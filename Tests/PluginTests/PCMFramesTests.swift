@@ -12,7 +12,7 @@ import Glibc
 /// through the host like the DAA plugin: a test-only `pcm-frame-source`
 /// feeds it frames whose PCM encodes each sample's position, so every
 /// output sample can be checked. Decode, priming and drain, seek, bad and
-/// fatal frames, the output route and latency (ABI 1.2 host extensions),
+/// fatal frames, the output route and latency (host extensions),
 /// the log, and the host's realtime log queue.
 final class PCMFramesTests: XCTestCase {
     static let typeID = "com.audiograph.pcm-frames"
@@ -117,7 +117,7 @@ final class PCMFramesTests: XCTestCase {
         XCTAssertTrue(message.contains("node 'dec'") && message.contains("the stream changed to 3 channels; this node outputs 2"), message)
     }
 
-    // MARK: - Output route and latency (ABI 1.2 host extensions)
+    // MARK: - Output route and latency (host extensions)
 
     /// The host tells the node the route (`OutputRouteAware`, main thread);
     /// the plugin delays the speakers route, reports the new latency through

@@ -157,13 +157,16 @@ final class PluginTests: XCTestCase {
 
     // MARK: - Failures, reported
 
-    func testPluginOfAnotherAbiMajorIsRefusedNamingBothVersions() throws {
+    /// The fixture is a plugin built for ABI 1.4: refused after its version
+    /// alone is read (its init is never called), naming 1.4 and 2.0.
+    func testAnABI14PluginIsRefusedNamingBothVersions() throws {
         try folder.install("libAGraphTestAbiMismatchPlugin.so")
         let (_, report) = TestGraph.pluginRegistry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphTestAbiMismatchPlugin.so") }, report.note)
-        let major = PluginCatalog.abiMajor
-        XCTAssertEqual(failure.reason, "ABI \(major + 1).0, this agraph reads \(major).x")
-        XCTAssertTrue(report.note.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (ABI \(major + 1).0, this agraph reads \(major).x)"), report.note)
+        let expected = "built for plugin ABI 1.4; this agraph loads plugin ABI 2.0 (any 2.x): rebuild it against agraph_plugin.h 2.0 (docs/plugin-abi.md, \"Migrating from 1.x\")"
+        XCTAssertEqual(failure.reason, expected)
+        XCTAssertTrue(failure.reason.contains("1.4") && failure.reason.contains("2.0"), failure.reason)
+        XCTAssertTrue(report.note.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (\(expected))"), report.note)
         XCTAssertFalse(report.plugins.contains { $0.path.hasSuffix("libAGraphTestAbiMismatchPlugin.so") })
     }
 
@@ -215,7 +218,7 @@ final class PluginTests: XCTestCase {
         // What the validator appends once NodeRegistry carries the note (see the report to the lead):
         let explanation = report.explainUnknownType("com.example.missing")
         XCTAssertTrue(explanation.contains("plugins searched: files named libAGraph*.so (others are never opened) in \(folder.path), \(buildFolder)"), explanation)
-        XCTAssertTrue(explanation.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (ABI"), explanation)
+        XCTAssertTrue(explanation.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (built for plugin ABI 1.4;"), explanation)
     }
 
     func testPluginTypeCannotReplaceABuiltInType() throws {

@@ -20,7 +20,7 @@ public struct ABIPluginError: Error, CustomStringConvertible {
 }
 
 /// One plugin library opened with dlopen, its `agraph_plugin_entry`
-/// called and its ABI 1.2 `init` run, as the loader does; then one of its
+/// called and its `init` run, as the loader does; then one of its
 /// node types checked, asked for its layout and instantiated, with a
 /// create_info marshalled here (values not given take the parameter's
 /// default, as the host fills them in). Deinit calls the plugin's `deinit`
@@ -36,7 +36,9 @@ public final class ABIPlugin {
     public let descriptor: UnsafePointer<agraph_plugin_t>
     /// The node type under test.
     public let type: UnsafePointer<agraph_node_type_t>
-    /// What every create_info carries: the node's id, port 0's channels, the rate.
+    /// What every create_info carries: the node's id, the channels of
+    /// every input port (none for a decoder, whose input is frames) and of
+    /// every output port, the rate.
     public let nodeID: String
     public let inputChannels: Int
     public let outputChannels: Int
@@ -60,7 +62,7 @@ public final class ABIPlugin {
         }
         guard descriptor.pointee.abi.major == UInt32(AGRAPH_PLUGIN_ABI_MAJOR) else {
             dlclose(handle)
-            throw ABIPluginError("\(path): ABI \(descriptor.pointee.abi.major).\(descriptor.pointee.abi.minor), the harness reads \(AGRAPH_PLUGIN_ABI_MAJOR).x")
+            throw ABIPluginError("\(path): built for plugin ABI \(descriptor.pointee.abi.major).\(descriptor.pointee.abi.minor), the harness reads \(AGRAPH_PLUGIN_ABI_MAJOR).x")
         }
         guard typeIndex >= 0, typeIndex < Int(descriptor.pointee.node_type_count),
               let type = descriptor.pointee.node_types[typeIndex] else {
@@ -73,7 +75,7 @@ public final class ABIPlugin {
             dlclose(handle)
             throw ABIPluginError("\(path): node type #\(typeIndex) lacks its id or a parameter's name")
         }
-        // ABI 1.2: library-wide init before anything else, as the loader does.
+        // Library-wide init before anything else, as the loader does.
         var error = Self.errorBuffer()
         if let initialize = descriptor.pointee.`init`, initialize(path, &error, UInt32(error.count)) != 1 {
             dlclose(handle)
@@ -89,7 +91,7 @@ public final class ABIPlugin {
         self.sampleRate = sampleRate
     }
 
-    /// The plugin's ABI 1.2 `deinit` (every instance must be destroyed
+    /// The plugin's `deinit` (every instance must be destroyed
     /// first); the next use starts over as after init.
     public func deinitLibrary() { descriptor.pointee.`deinit`?() }
 
@@ -118,7 +120,7 @@ public final class ABIPlugin {
     /// Calls `body` with a create_info for `values` (valid during the
     /// call): one entry per parameter, the ones not given defaulted (set
     /// unless the parameter is optional), as the host fills them in; with
-    /// `host` as the ABI 1.2 host table (nil: a 1.0 create_info, no table).
+    /// `host` as the host table (nil: a table made for the call).
     /// Throws for a name that is not a parameter or a choice that is not
     /// one of its options.
     public func withCreateInfo<R>(_ values: [String: Value], host: PluginHost? = nil,
@@ -167,21 +169,35 @@ public final class ABIPlugin {
             }
             return v
         }
+        let host = host ?? PluginHost(nodeID: nodeID, typeID: typeID)
+        // Every port once: inputs (none for a decoder) at `inputChannels`,
+        // outputs at `outputChannels`, inputs tagged with the usual layout.
+        let inputs = [UInt32](repeating: UInt32(inputChannels), count: t.input_codec != nil ? 0 : Int(t.input_count))
+        let outputs = [UInt32](repeating: UInt32(outputChannels), count: Int(t.output_count))
+        let tag = strdup(ChannelLayout.default(forChannels: inputChannels).rawValue)
+        defer { free(tag) }
+        let tags = [UnsafePointer<CChar>?](repeating: tag.map { UnsafePointer($0) }, count: inputs.count)
         return try nodeID.withCString { id in
             try array.withUnsafeMutableBufferPointer { buffer in
-                var info = agraph_create_info_t()
-                info.type = type
-                info.node_id = id
-                info.values = UnsafePointer(buffer.baseAddress)
-                info.value_count = UInt32(buffer.count)
-                info.input_channels = UInt32(inputChannels)
-                info.output_channels = UInt32(outputChannels)
-                info.sample_rate = sampleRate
-                if let host {
-                    info.host_abi_minor = UInt32(AGRAPH_PLUGIN_ABI_MINOR)
-                    info.host = UnsafePointer(host.table)
+                try inputs.withUnsafeBufferPointer { ins in
+                    try outputs.withUnsafeBufferPointer { outs in
+                        try tags.withUnsafeBufferPointer { layouts in
+                            var info = agraph_create_info_t()
+                            info.type = type
+                            info.node_id = id
+                            info.host = UnsafePointer(host.table)
+                            info.values = UnsafePointer(buffer.baseAddress)
+                            info.value_count = UInt32(buffer.count)
+                            info.input_port_count = UInt32(ins.count)
+                            info.output_port_count = UInt32(outs.count)
+                            info.sample_rate = sampleRate
+                            info.input_port_channels = ins.isEmpty ? nil : ins.baseAddress
+                            info.output_port_channels = outs.isEmpty ? nil : outs.baseAddress
+                            info.input_port_layouts = layouts.isEmpty ? nil : layouts.baseAddress
+                            return try withExtendedLifetime(host) { try withUnsafePointer(to: &info) { try body($0) } }
+                        }
+                    }
                 }
-                return try withExtendedLifetime(host) { try withUnsafePointer(to: &info) { try body($0) } }
             }
         }
     }
@@ -195,9 +211,10 @@ public final class ABIPlugin {
         }
     }
 
-    /// The type's `output_layout` for `values` (nil: it has none, or answers none).
-    public func outputLayout(_ values: [String: Value]) throws -> String? {
-        try withCreateInfo(values) { info in type.pointee.output_layout?(info).map { String(cString: $0) } }
+    /// The type's `output_layout` of output port `port` for `values` (nil:
+    /// it has none, or answers none).
+    public func outputLayout(_ values: [String: Value], port: UInt32 = 0) throws -> String? {
+        try withCreateInfo(values) { info in type.pointee.output_layout?(info, port).map { String(cString: $0) } }
     }
 
     /// A new instance for `values`, with `host` as its host table (default:

@@ -1,5 +1,5 @@
 /*
- * Test fixture: a well-formed ABI 1.2 plugin that breaks the audio-thread
+ * Test fixture: a well-formed ABI 2.0 plugin that breaks the audio-thread
  * rule: its `process` mallocs and frees a scratch buffer on every call.
  * `agraph check-plugin` must fail it, saying so. Everything else is right.
  */
@@ -31,8 +31,10 @@ static void process(agraph_instance_t *instance, agraph_process_t *block) {
     /* THE BUG: a heap allocation on the audio thread. */
     float *scratch = malloc(sizeof(float) * (block->frames + 1));
     agraph_test_allocating_sink = scratch;
-    for (uint32_t c = 0; c < block->output_channels; c++)
-        for (uint32_t i = 0; i < block->frames; i++) block->outputs[c][i] = block->inputs[c][i] * n->gain;
+    const agraph_input_port_buffers_t *in = &block->input_ports[0];
+    agraph_output_port_buffers_t *out = &block->output_ports[0];
+    for (uint32_t c = 0; c < out->channels; c++)
+        for (uint32_t i = 0; i < block->frames; i++) out->buffers[c][i] = in->buffers[c][i] * n->gain;
     free(scratch);
 }
 

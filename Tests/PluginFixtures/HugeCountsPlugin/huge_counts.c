@@ -45,8 +45,10 @@ static int32_t fx_activate(agraph_instance_t *i, double rate, uint32_t max, char
 }
 static void fx_process(agraph_instance_t *i, agraph_process_t *block) {
     (void)i;
-    for (uint32_t c = 0; c < block->output_channels; c++)
-        memcpy(block->outputs[c], block->inputs[c], block->frames * sizeof(float));
+    const agraph_input_port_buffers_t *in = &block->input_ports[0];
+    agraph_output_port_buffers_t *out = &block->output_ports[0];
+    for (uint32_t c = 0; c < out->channels; c++)
+        memcpy(out->buffers[c], in->buffers[c], block->frames * sizeof(float));
 }
 static void fx_deactivate(agraph_instance_t *i) { (void)i; }
 static void fx_destroy(agraph_instance_t *i) { free(i); }
@@ -86,9 +88,9 @@ static const void *get_extension(const char *id) {
 }
 
 static agraph_plugin_t plugin = {
-    { AGRAPH_PLUGIN_ABI_MAJOR, AGRAPH_PLUGIN_ABI_MINOR },
-    "Huge counts fixture", "AudioGraph tests", "1.0",
-    1, 0, fx_types, NULL,
+    .abi = { AGRAPH_PLUGIN_ABI_MAJOR, AGRAPH_PLUGIN_ABI_MINOR },
+    .name = "Huge counts fixture", .vendor = "AudioGraph tests", .version = "1.0",
+    .node_type_count = 1, .node_types = fx_types,
 };
 
 static int is(const char *mode, const char *name) { return strcmp(mode, name) == 0; }

@@ -1,5 +1,5 @@
-/* Test fixture: a plugin built against the next ABI major version.
- * It exports only `agraph_plugin_entry` (declared in agraph_plugin.h). */
+/* Test fixture: a plugin built for ABI 1.4, which a 2.0 host refuses.
+ * It exports only `agraph_plugin_entry`. */
 #ifndef AGRAPH_TEST_ABI_MISMATCH_H
 #define AGRAPH_TEST_ABI_MISMATCH_H
 #endif

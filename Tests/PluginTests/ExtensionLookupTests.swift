@@ -1,0 +1,62 @@
+import XCTest
+import AudioGraph
+import AudioGraphPlugins
+import CAGraphPlugin
+import TestSupport
+
+/// Extensions (ext/*.h) are found by their string id, on both sides of the
+/// ABI: the host's in its host table, a plugin's per instance and
+/// plugin-wide. An id the other side does not offer (unknown, or another
+/// version of a known one) gives NULL, and the caller goes on without it.
+final class ExtensionLookupTests: XCTestCase {
+    func testTheHostTableFindsEachHostExtensionByItsIdAndNothingElse() throws {
+        let host = PluginHost(nodeID: "n", typeID: "t")
+        let table = UnsafePointer(host.table)
+        XCTAssertEqual(table.pointee.abi.major, 2)
+        let get = try XCTUnwrap(table.pointee.get_extension)
+        for id in [AGRAPH_HOST_EXT_LOG, AGRAPH_HOST_EXT_OUTPUT_ROUTE, AGRAPH_HOST_EXT_LATENCY, AGRAPH_HOST_EXT_THREAD_CHECK] {
+            XCTAssertNotNil(get(table, id), id)
+        }
+        // What is behind an id works: the route the node's host says.
+        host.outputRoute = .headphones
+        let route = try XCTUnwrap(get(table, AGRAPH_HOST_EXT_OUTPUT_ROUTE)).assumingMemoryBound(to: agraph_host_output_route_t.self)
+        XCTAssertEqual(route.pointee.get?(table), AGRAPH_ROUTE_HEADPHONES.rawValue)
+        host.outputRoute = .speakers
+        XCTAssertEqual(route.pointee.get?(table), AGRAPH_ROUTE_SPEAKERS.rawValue)
+        for id in ["agraph.log/2", "agraph.log", "agraph.no-such-extension/1", ""] {
+            XCTAssertNil(get(table, id), "'\(id)'")
+        }
+        XCTAssertNil(get(table, nil))
+    }
+
+    func testAKitPluginFindsItsExtensionsByIdAndAnswersNullToOtherIds() throws {
+        let plugin = try ABIPlugin(path: BuiltPlugins.path("libAGraphPCMFramesPlugin.so"), nodeID: "dec",
+                                   inputChannels: 0, outputChannels: 2, sampleRate: 48000)
+        XCTAssertTrue(plugin.details.hasPrefix("Codec pcm-frames"), "plugin-wide: \(AGRAPH_EXT_PLUGIN_INFO)")
+        XCTAssertNil(plugin.descriptor.pointee.get_extension?("agraph.plugin-info/2"))
+        XCTAssertNil(plugin.descriptor.pointee.get_extension?("agraph.no-such-extension/1"))
+        let instance = try plugin.create([:])
+        defer { instance.destroy() }
+        XCTAssertNotNil(instance.pluginExtension(AGRAPH_EXT_DECODER))
+        XCTAssertNotNil(instance.pluginExtension(AGRAPH_EXT_OUTPUT_ROUTE))
+        for id in ["agraph.decoder/2", "agraph.no-such-extension/1", ""] {
+            XCTAssertNil(instance.pluginExtension(id), "'\(id)'")
+        }
+        // The decoder found by its id decodes (nothing yet: it drains empty).
+        try instance.activate()
+        XCTAssertEqual(try instance.drain().left, [])
+        instance.deactivate()
+    }
+
+    /// A realtime node of the example plugin has no decoder extension: the
+    /// kit says NULL for that id, and the host renders it as a realtime node.
+    func testARealtimeKitNodeHasNoDecoderExtension() throws {
+        let plugin = try ABIPlugin(path: BuiltPlugins.path("libAGraphExamplePlugin.so"), nodeID: "ring",
+                                   inputChannels: 2, outputChannels: 2, sampleRate: 48000)
+        let instance = try plugin.create([:])
+        defer { instance.destroy() }
+        XCTAssertNil(instance.pluginExtension(AGRAPH_EXT_DECODER))
+        XCTAssertNil(instance.pluginExtension(AGRAPH_EXT_DECODER_STREAM))
+        XCTAssertNotNil(instance.pluginExtension(AGRAPH_EXT_OUTPUT_ROUTE))
+    }
+}
