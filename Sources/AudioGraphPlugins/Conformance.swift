@@ -25,6 +25,10 @@ public enum PluginConformance {
     /// Block sizes `process` gets: 1, odd, a usual one, and more than a power of two.
     public static let blockSizes = [1, 7, 128, 4099]
 
+    /// An extension id no plugin can know: asked of every instance and of
+    /// the plugin, which must answer NULL.
+    public static let unknownExtensionID = "agraph.check-plugin.no-such-extension/1"
+
     /// Runs `body` on the calling thread and returns how many heap
     /// allocations it made, or nil when allocations cannot be counted.
     public typealias AllocationCounter = (() -> Void) -> Int?
@@ -47,6 +51,9 @@ public enum PluginConformance {
         report.lines.append("\(plugin.name) \(plugin.version) (\(plugin.vendor)), ABI \(plugin.abiMajor).\(plugin.abiMinor), \(plugin.typeIDs.count) node type\(plugin.typeIDs.count == 1 ? "" : "s")")
         if plugin.abiMinor > PluginCatalog.abiMinor {
             report.notes.append("built against ABI \(plugin.abiMajor).\(plugin.abiMinor), newer than this agraph's \(PluginCatalog.abiMajor).\(PluginCatalog.abiMinor): it loads (a minor version adds only extensions, and this agraph offers none it does not know)")
+        }
+        if let get = plugin.descriptor?.pointee.get_extension, get(unknownExtensionID) != nil {
+            report.failures.append("the plugin's get_extension(\"\(unknownExtensionID)\") answered an extension: an id the plugin does not know must give NULL")
         }
         for f in catalog.failures where f.typeID != nil {
             report.failures.append("node type \"\(f.typeID ?? "?")\" is refused: \(f.reason)")
@@ -184,6 +191,11 @@ struct TypeWalk {
             return
         }
         defer { destroy(instance) }
+        // Extensions are found by id: an id no one offers must give NULL
+        // (a host asking for an extension it knows relies on that answer).
+        if t.get_extension?(instance, PluginConformance.unknownExtensionID) != nil {
+            failures.append("(\(name)) get_extension(instance, \"\(PluginConformance.unknownExtensionID)\") answered an extension: an id the plugin does not know must give NULL")
+        }
         let route = routeExtension(type.type, instance)
         // The route is told before activation, as a live host does.
         route?.changed?(instance, AGRAPH_ROUTE_HEADPHONES.rawValue)

@@ -17,7 +17,8 @@ struct CheckPlugin: ParsableCommand {
             gets frames that are not of its codec, live parameter changes, a flush and a drain on a thread \
             marked as the worker. Inputs get 2 channels where accepted, tagged with the usual layout for \
             their count (input layout tags). Allocations in audio-thread calls are counted and must \
-            be 0; host functions called on a thread their tag forbids are failures. Each failure is said \
+            be 0; host functions called on a thread their tag forbids are failures, and so is an extension \
+            answered for an id no plugin can know (it must be NULL). Each failure is said \
             in words. A plugin of another ABI major version (a 1.x plugin) fails, naming both versions. Notes, \
             not failures: a plugin built against a newer ABI minor than this agraph's, and \
             a node type flagged as virtualizing that does not name its output "binaural".

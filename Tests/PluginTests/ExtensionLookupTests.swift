@@ -3,12 +3,24 @@ import AudioGraph
 import AudioGraphPlugins
 import CAGraphPlugin
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Extensions (ext/*.h) are found by their string id, on both sides of the
 /// ABI: the host's in its host table, a plugin's per instance and
 /// plugin-wide. An id the other side does not offer (unknown, or another
 /// version of a known one) gives NULL, and the caller goes on without it.
 final class ExtensionLookupTests: XCTestCase {
+    /// A Swift plugin library opened by the C-level harness, kept mapped
+    /// (RTLD_NODELETE) when the harness closes it: the Swift runtime keeps
+    /// pointers into it, and a host never unloads a plugin.
+    func swiftPlugin(_ name: String, nodeID: String, inputChannels: Int) throws -> ABIPlugin {
+        let path = try BuiltPlugins.path(name)
+        XCTAssertNotNil(dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))
+        return try ABIPlugin(path: path, nodeID: nodeID, inputChannels: inputChannels, outputChannels: 2, sampleRate: 48000)
+    }
+
     func testTheHostTableFindsEachHostExtensionByItsIdAndNothingElse() throws {
         let host = PluginHost(nodeID: "n", typeID: "t")
         let table = UnsafePointer(host.table)
@@ -30,8 +42,7 @@ final class ExtensionLookupTests: XCTestCase {
     }
 
     func testAKitPluginFindsItsExtensionsByIdAndAnswersNullToOtherIds() throws {
-        let plugin = try ABIPlugin(path: BuiltPlugins.path("libAGraphPCMFramesPlugin.so"), nodeID: "dec",
-                                   inputChannels: 0, outputChannels: 2, sampleRate: 48000)
+        let plugin = try swiftPlugin("libAGraphPCMFramesPlugin.so", nodeID: "dec", inputChannels: 0)
         XCTAssertTrue(plugin.details.hasPrefix("Codec pcm-frames"), "plugin-wide: \(AGRAPH_EXT_PLUGIN_INFO)")
         XCTAssertNil(plugin.descriptor.pointee.get_extension?("agraph.plugin-info/2"))
         XCTAssertNil(plugin.descriptor.pointee.get_extension?("agraph.no-such-extension/1"))
@@ -51,8 +62,7 @@ final class ExtensionLookupTests: XCTestCase {
     /// A realtime node of the example plugin has no decoder extension: the
     /// kit says NULL for that id, and the host renders it as a realtime node.
     func testARealtimeKitNodeHasNoDecoderExtension() throws {
-        let plugin = try ABIPlugin(path: BuiltPlugins.path("libAGraphExamplePlugin.so"), nodeID: "ring",
-                                   inputChannels: 2, outputChannels: 2, sampleRate: 48000)
+        let plugin = try swiftPlugin("libAGraphExamplePlugin.so", nodeID: "ring", inputChannels: 2)
         let instance = try plugin.create([:])
         defer { instance.destroy() }
         XCTAssertNil(instance.pluginExtension(AGRAPH_EXT_DECODER))

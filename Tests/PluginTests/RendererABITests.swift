@@ -82,8 +82,17 @@ final class RendererABITests: XCTestCase {
 
     static void deactivate(agraph_instance_t *i) {}
     static void destroy(agraph_instance_t *i) { free(i); }
-    /* No extension at all: NULL for every id (the output route the host asks for). */
-    static const void *get_extension(const agraph_instance_t *i, const char *id) { return NULL; }
+    /* No extension at all: NULL for every id (the output route the host asks
+     * for). Built with -DANSWER_EVERY_ID, the bug check-plugin names: a
+     * struct for any id (an output-route side without `changed`). */
+    static const agraph_output_route_ext_t any_ext = { NULL };
+    static const void *get_extension(const agraph_instance_t *i, const char *id) {
+    #ifdef ANSWER_EVERY_ID
+        return &any_ext;
+    #else
+        return NULL;
+    #endif
+    }
 
     static const agraph_node_type_t type = {
         .type_id = "com.example.test.layout-probe",
@@ -119,16 +128,18 @@ final class RendererABITests: XCTestCase {
     /// The probe built declaring ABI `major.minor` (once per test), as
     /// `libAGraphTestLayoutProbe<major>_<minor>.so` in a folder of its own;
     /// its path.
-    func buildProbe(major: Int = PluginCatalog.abiMajor, minor: Int = PluginCatalog.abiMinor) throws -> String {
-        let version = "\(major)_\(minor)"
+    func buildProbe(major: Int = PluginCatalog.abiMajor, minor: Int = PluginCatalog.abiMinor,
+                    answeringEveryID: Bool = false) throws -> String {
+        let version = "\(major)_\(minor)" + (answeringEveryID ? "_any" : "")
         if let path = built[version] { return path }
         let c = directory.file("probe.c")
         try Self.source.write(toFile: c, atomically: true, encoding: .utf8)
         let folder = directory.file("abi\(version)")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let library = folder + "/libAGraphTestLayoutProbe\(version).so"
-        try CCompiler.sharedLibrary(library, ["-std=c99", "-DPLUGIN_MAJOR=\(major)", "-DPLUGIN_MINOR=\(minor)",
-                                              "-I", TestMedia.packageRoot + "/Sources/CAGraphPlugin/include", c])
+        try CCompiler.sharedLibrary(library, ["-std=c99", "-DPLUGIN_MAJOR=\(major)", "-DPLUGIN_MINOR=\(minor)"]
+                                        + (answeringEveryID ? ["-DANSWER_EVERY_ID"] : [])
+                                        + ["-I", TestMedia.packageRoot + "/Sources/CAGraphPlugin/include", c])
         built[version] = library
         return library
     }
@@ -227,6 +238,26 @@ final class RendererABITests: XCTestCase {
             let report = PluginConformance.check(path: library) { body in body(); return nil }
             XCTAssertEqual(report.failures, ["the library does not load: \(reason)"])
         }
+    }
+
+    /// A plugin that answers an id it cannot know fails the conformance
+    /// check, saying so; the host, given a struct whose function is NULL,
+    /// still renders.
+    func testAnExtensionForAnUnknownIdFailsTheCheckAndTheHostCopes() throws {
+        let library = try buildProbe(answeringEveryID: true)
+        let report = PluginConformance.check(path: library) { body in body(); return nil }
+        let id = PluginConformance.unknownExtensionID
+        XCTAssertTrue(report.failures.contains("\(Self.probe): (defaults) get_extension(instance, \"\(id)\") answered an extension: an id the plugin does not know must give NULL"), "\(report.failures)")
+        XCTAssertEqual(PluginConformance.check(path: try buildProbe()) { body in body(); return nil }.failures, [])
+        let catalog = PluginCatalog.load(pluginPath: [(library as NSString).deletingLastPathComponent], buildFolders: [])
+        let left: [Float] = (0..<300).map { Float($0) / 300 }
+        let store = CaptureStore(capacityFrames: 512)
+        var registry = TestGraph.registry(["main": store])
+        registry.register(SignalSourceType(signals: ["main": Signal(.stereo, [left, left])]))
+        XCTAssertEqual(registry.register(plugins: catalog).map(\.description), [])
+        let g = try validate(registry, mode: 0).get()
+        _ = OfflineRenderer(engine: try GraphCompiler.compile(g, maxFrames: 128).engine).run()
+        XCTAssertEqual(store.samples(0), left)
     }
 
     func testAPluginOfANewerMinorLoadsAndTheCheckSaysSo() throws {
