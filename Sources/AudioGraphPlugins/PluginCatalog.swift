@@ -101,8 +101,8 @@ public struct PluginCatalog: Sendable {
         guard Int(major) != abiMajor else { return nil }
         let here = "this agraph loads plugin ABI \(abiMajor).\(abiMinor) (any \(abiMajor).x)"
         return Int(major) < abiMajor
-            ? "built for plugin ABI \(major).\(minor); \(here): rebuild it against agraph_plugin.h \(abiMajor).\(abiMinor) (docs/plugin-abi.md, \"Migrating from 1.x\")"
-            : "built for plugin ABI \(major).\(minor); \(here): it needs a newer agraph"
+            ? "built for ABI \(major).\(minor); \(here): rebuild it against agraph_plugin.h \(abiMajor).\(abiMinor) (docs/plugin-abi.md, \"Migrating from 1.x\")"
+            : "built for ABI \(major).\(minor); \(here): it needs a newer agraph"
     }
 
     public init() {}
@@ -237,7 +237,7 @@ public struct PluginCatalog: Sendable {
     }
 
     /// One line for messages: what was searched and what failed, e.g.
-    /// `plugins searched: /a, /b; failed to load: libAGraphX.so (built for plugin ABI 1.4; …)`.
+    /// `plugins searched: /a, /b; failed to load: libAGraphX.so (built for ABI 1.4; …)`.
     public var note: String {
         var s = "plugins searched: files named libAGraph*.so (others are never opened) in "
             + (searchedFolders.isEmpty ? "no folders (set AGRAPH_PLUGIN_PATH)" : searchedFolders.joined(separator: ", "))

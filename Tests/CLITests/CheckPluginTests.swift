@@ -71,7 +71,7 @@ final class CheckPluginTests: XCTestCase {
     func testTheABI14FixtureFailsNamingBothVersions() throws {
         let run = try checkPlugin("libAGraphTestAbiMismatchPlugin.so")
         XCTAssertEqual(run.status, 1)
-        XCTAssertTrue(run.stderr.contains("FAIL: the library does not load: built for plugin ABI 1.4; this agraph loads plugin ABI 2.0 (any 2.x): rebuild it against agraph_plugin.h 2.0"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("FAIL: the library does not load: built for ABI 1.4; this agraph loads plugin ABI 2.0 (any 2.x): rebuild it against agraph_plugin.h 2.0"), run.stderr)
     }
 
     /// Every plugin shipped in the repository passes at ABI 2.0 (the

@@ -163,7 +163,7 @@ final class PluginTests: XCTestCase {
         try folder.install("libAGraphTestAbiMismatchPlugin.so")
         let (_, report) = TestGraph.pluginRegistry()
         let failure = try XCTUnwrap(report.failures.first { $0.path.hasSuffix("libAGraphTestAbiMismatchPlugin.so") }, report.note)
-        let expected = "built for plugin ABI 1.4; this agraph loads plugin ABI 2.0 (any 2.x): rebuild it against agraph_plugin.h 2.0 (docs/plugin-abi.md, \"Migrating from 1.x\")"
+        let expected = "built for ABI 1.4; this agraph loads plugin ABI 2.0 (any 2.x): rebuild it against agraph_plugin.h 2.0 (docs/plugin-abi.md, \"Migrating from 1.x\")"
         XCTAssertEqual(failure.reason, expected)
         XCTAssertTrue(failure.reason.contains("1.4") && failure.reason.contains("2.0"), failure.reason)
         XCTAssertTrue(report.note.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (\(expected))"), report.note)
@@ -218,7 +218,7 @@ final class PluginTests: XCTestCase {
         // What the validator appends once NodeRegistry carries the note (see the report to the lead):
         let explanation = report.explainUnknownType("com.example.missing")
         XCTAssertTrue(explanation.contains("plugins searched: files named libAGraph*.so (others are never opened) in \(folder.path), \(buildFolder)"), explanation)
-        XCTAssertTrue(explanation.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (built for plugin ABI 1.4;"), explanation)
+        XCTAssertTrue(explanation.contains("failed to load: libAGraphTestAbiMismatchPlugin.so (built for ABI 1.4;"), explanation)
     }
 
     func testPluginTypeCannotReplaceABuiltInType() throws {

@@ -233,7 +233,7 @@ final class RendererABITests: XCTestCase {
             XCTAssertEqual(catalog.plugins.count, 0)
             XCTAssertEqual(catalog.types.count, 0)
             let reason = try XCTUnwrap(catalog.failures.first?.reason)
-            XCTAssertTrue(reason.hasPrefix("built for plugin ABI \(major).\(minor); this agraph loads plugin ABI 2.0 (any 2.x)"), reason)
+            XCTAssertTrue(reason.hasPrefix("built for ABI \(major).\(minor); this agraph loads plugin ABI 2.0 (any 2.x)"), reason)
             XCTAssertTrue(reason.contains(advice), reason)
             let report = PluginConformance.check(path: library) { body in body(); return nil }
             XCTAssertEqual(report.failures, ["the library does not load: \(reason)"])

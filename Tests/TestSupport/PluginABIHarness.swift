@@ -62,7 +62,7 @@ public final class ABIPlugin {
         }
         guard descriptor.pointee.abi.major == UInt32(AGRAPH_PLUGIN_ABI_MAJOR) else {
             dlclose(handle)
-            throw ABIPluginError("\(path): built for plugin ABI \(descriptor.pointee.abi.major).\(descriptor.pointee.abi.minor), the harness reads \(AGRAPH_PLUGIN_ABI_MAJOR).x")
+            throw ABIPluginError("\(path): built for ABI \(descriptor.pointee.abi.major).\(descriptor.pointee.abi.minor), the harness reads \(AGRAPH_PLUGIN_ABI_MAJOR).x")
         }
         guard typeIndex >= 0, typeIndex < Int(descriptor.pointee.node_type_count),
               let type = descriptor.pointee.node_types[typeIndex] else {
