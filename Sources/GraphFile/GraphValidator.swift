@@ -419,8 +419,14 @@ final class ValidationRun {
             return node
         }
         guard var type = registry[typeName] else {
-            let hint = closestMatch(to: typeName, in: registry.typeIDs).map { "did you mean \"\($0)\"? " } ?? ""
             let note = registry.unavailableNote.map { "; \($0)" } ?? ""
+            if let build = PackagePlugins.buildHint(for: typeName) {
+                // One of this package's plugins, not built or not found:
+                // which product to build, not a list of the known types.
+                error(pointer.appending("type"), node: id, "unknown node type \"\(typeName)\": \(build)\(note)")
+                return node
+            }
+            let hint = closestMatch(to: typeName, in: registry.typeIDs).map { "did you mean \"\($0)\"? " } ?? ""
             error(pointer.appending("type"), node: id, "unknown node type \"\(typeName)\"; \(hint)known types: \(registry.typeIDs.joined(separator: ", "))\(note)")
             return node
         }
