@@ -48,6 +48,9 @@
 //                      ControlSurface); NSMClient, the client side of the NSM session API
 //   CLo                liblo (pkg-config): reads OSC messages, parses OSC URLs
 //   CSndFile           libsndfile (pkg-config)
+// Applications (agraph's logic, reached by tests without a subprocess)
+//   AudioGraphLive     `agraph run`'s live side: the console (control lines, status line),
+//                      the reloader (file watching, hot reload), the NSM session
 // Plugins
 //   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
 //   AudioGraphPlugins  loader, host extensions, decoder host, conformance check
@@ -257,6 +260,12 @@ let package = Package(
             dependencies: ["AudioGraphHost", "CLo"],
             path: "Sources/AudioGraphOSC"
         ),
+        // agraph's live application logic: console, reloader, NSM session.
+        .target(
+            name: "AudioGraphLive",
+            dependencies: ["AudioGraph", "AudioGraphJACK", "AudioGraphOSC"],
+            path: "Sources/AudioGraphLive"
+        ),
         // CRC-16 (AC-4 and FLAC), the AC-4 TOC and sequence counter: one home
         // for the Swift modules and the C plugins.
         .target(name: "CFraming", path: "Sources/CFraming"),
@@ -337,6 +346,7 @@ let package = Package(
                 "AudioGraphAnalysis",
                 "AudioGraphJACK",
                 "AudioGraphOSC",
+                "AudioGraphLive",
                 "AudioGraphPlugins",
                 "AudioGraphProcessing",
                 "AudioGraphSndFile",

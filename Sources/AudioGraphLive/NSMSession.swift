@@ -6,7 +6,6 @@
 // line's `--set` values, which are part of what plays); the JACK client is
 // named by the session's client id. The protocol is AudioGraphOSC's NSMClient.
 
-import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
 import AudioGraphOSC
@@ -16,13 +15,16 @@ import Glibc
 #endif
 
 /// A graph file that belongs to an NSM session. [main-thread]
-final class NSMSession {
-    static let capabilities = [":dirty:", ":switch:"]
+public final class NSMSession {
+    public static let capabilities = [":dirty:", ":switch:"]
 
-    let client: NSMClient
+    public let client: NSMClient
+    /// The node types the session's files are validated against.
+    private let registry: () -> NodeRegistry
+    private let output: TextOutput
     /// `<path_to_instance_files>.json`.
-    private(set) var file = ""
-    private(set) var clientID = ""
+    public private(set) var file = ""
+    public private(set) var clientID = ""
     /// The session file's document as last read or written.
     private var document: JSONValue?
     /// Every live parameter's value when the file was last read or written,
@@ -38,36 +40,45 @@ final class NSMSession {
     /// The graph given on the command line: a session's file is made from it.
     private var original = ""
 
-    private init(client: NSMClient) { self.client = client }
+    private init(client: NSMClient, registry: @escaping () -> NodeRegistry, output: TextOutput) {
+        self.client = client
+        self.registry = registry
+        self.output = output
+    }
+
+    /// The session could not be joined or opened; what went wrong has been
+    /// printed (and, for an open, answered to the server with `/error`).
+    public struct Refused: Error {}
 
     /// Announces `agraph` to the server at `url` and waits for its
     /// `/nsm/client/open`; makes the session file from `original` when it
-    /// does not exist yet and validates it. Returns nil when SIGTERM came
-    /// first. On an invalid session file, replies `/error` with the
-    /// diagnostics and throws `ExitCode.failure`.
-    static func join(url: String, original: String, registry: NodeRegistry,
-                     overrides: [ParameterOverride]) throws -> (NSMSession, ValidatedGraph)? {
+    /// does not exist yet and validates it against `registry()`. Returns
+    /// nil when `cancelled()` (SIGTERM) came first. On an invalid session
+    /// file, replies `/error` with the diagnostics and throws `Refused`.
+    public static func join(url: String, original: String, registry: @escaping () -> NodeRegistry,
+                            overrides: [ParameterOverride], cancelled: () -> Bool,
+                            output: TextOutput = .standard) throws(Refused) -> (NSMSession, ValidatedGraph)? {
         let client: NSMClient
         do {
             client = try NSMClient(serverURL: url)
             try client.announce(applicationName: "agraph", capabilities: capabilities, executableName: "agraph")
         } catch {
-            printError("agraph: NSM_URL=\(url): \(error)")
-            throw ExitCode.failure
+            output.error("agraph: NSM_URL=\(url): \(error)")
+            throw Refused()
         }
-        printError("agraph: announced to the session manager at \(url); waiting for it to open a session")
-        let session = NSMSession(client: client)
-        while !interruptRequested.load(ordering: .relaxed) {
+        output.error("agraph: announced to the session manager at \(url); waiting for it to open a session")
+        let session = NSMSession(client: client, registry: registry, output: output)
+        while !cancelled() {
             guard let request = client.receive(timeout: 0.1) else { continue }
             switch request {
             case .announced(let message, let server, _):
-                printError("agraph: session manager \(server.isEmpty ? "" : "'\(server)' ")says: \(message)")
+                output.error("agraph: session manager \(server.isEmpty ? "" : "'\(server)' ")says: \(message)")
             case .error(let path, let code, let message):
-                printError("agraph: the session manager refused \(path) (\(code)): \(message)")
-                if path == "/nsm/server/announce" { throw ExitCode.failure }
+                output.error("agraph: the session manager refused \(path) (\(code)): \(message)")
+                if path == "/nsm/server/announce" { throw Refused() }
             case .open(let path, _, let clientID):
                 if let graph = try session.open(path: path, clientID: clientID, original: original,
-                                                registry: registry, overrides: overrides) {
+                                                registry: registry(), overrides: overrides) {
                     return (session, graph)
                 }
             case .save:
@@ -81,12 +92,12 @@ final class NSMSession {
     /// Opens (and the first time makes) the session file; nil with an
     /// `/error` reply when it cannot be made; throws when it is invalid.
     private func open(path: String, clientID: String, original: String, registry: NodeRegistry,
-                      overrides: [ParameterOverride]) throws -> ValidatedGraph? {
+                      overrides: [ParameterOverride]) throws(Refused) -> ValidatedGraph? {
         let file = path + ".json"
         guard let made = makeIfMissing(file, from: original, registry: registry) else { return nil }
         switch GraphValidator(registry: registry).validate(file: file, overrides: overrides) {
         case .success(let g):
-            for w in g.warnings { printError(w.description) }
+            for w in g.warnings { output.error(w.description) }
             self.file = file
             self.clientID = clientID
             self.original = original
@@ -96,11 +107,11 @@ final class NSMSession {
         case .failure(let errors):
             let text = errors.diagnostics.map(\.description).joined(separator: "\n")
             client.error(to: "/nsm/client/open", code: .badProject, text)
-            for d in errors.diagnostics { printError(d.description) }
+            for d in errors.diagnostics { output.error(d.description) }
             // A copy of an invalid original is not kept: the next open
             // copies the original again, once it is fixed.
             if made { unlink(file) }
-            throw ExitCode.failure
+            throw Refused()
         }
     }
 
@@ -111,15 +122,15 @@ final class NSMSession {
         guard access(file, F_OK) != 0 else { return false }
         do { try Self.makeSessionFile(file, from: original, registry: registry) } catch {
             client.error(to: "/nsm/client/open", code: .createFailed, "\(error)")
-            printError("agraph: \(error)")
+            output.error("agraph: \(error)")
             return nil
         }
-        printError("agraph: session file \(file) made from \(original)")
+        output.error("agraph: session file \(file) made from \(original)")
         return true
     }
 
     /// The graph is playing: `/reply "/nsm/client/open" "OK"`.
-    func opened(_ live: RunningGraph) {
+    public func opened(_ live: RunningGraph) {
         saved = Self.liveValues(live.compiled)
         seen = saved
         client.reply(to: "/nsm/client/open", "OK")
@@ -142,26 +153,26 @@ final class NSMSession {
     /// the session file, it is clean as read; from another file, that
     /// file's graph (its relative paths made absolute) is what the next
     /// save writes, and the session is dirty until then.
-    func reloaded(_ live: RunningGraph, from path: String) {
+    public func reloaded(_ live: RunningGraph, from path: String) {
         let values = Self.liveValues(live.compiled)
         saved = values
         seen = values
         if path == file {
-            (document, overridesChangeFile) = readSessionDocument(registry: standardRegistry())
+            (document, overridesChangeFile) = readSessionDocument(registry: registry())
             if overridesChangeFile { client.markDirty() } else { client.markClean() }
             return
         }
         do {
-            document = try Self.sessionDocument(from: path, registry: standardRegistry(), overrides: overrides)
+            document = try Self.sessionDocument(from: path, registry: registry(), overrides: overrides)
             client.markDirty()
         } catch {
-            printError("agraph: NSM: \(error); the next save keeps the session's graph")
+            output.error("agraph: NSM: \(error); the next save keeps the session's graph")
         }
     }
 
     /// Serves the server's requests and reports dirty state; call a few
     /// times a second.
-    func poll(_ live: RunningGraph, reloader: Reloader) {
+    public func poll(_ live: RunningGraph, reloader: Reloader) {
         while let request = client.receive(timeout: 0) {
             switch request {
             case .save:
@@ -170,13 +181,13 @@ final class NSMSession {
                     client.reply(to: "/nsm/client/save", "OK")
                     client.markClean()
                 } catch {
-                    printError("agraph: NSM save: \(error)")
+                    output.error("agraph: NSM save: \(error)")
                     client.error(to: "/nsm/client/save", code: .general, "\(error)")
                 }
             case .open(let path, _, let clientID):
                 switchSession(path: path, clientID: clientID, live: live, reloader: reloader)
             case .error(let path, let code, let message):
-                printError("agraph: the session manager reports an error for \(path) (\(code)): \(message)")
+                output.error("agraph: the session manager reports an error for \(path) (\(code)): \(message)")
             case .announced, .other: break
             }
         }
@@ -203,12 +214,12 @@ final class NSMSession {
     /// name, and says so).
     private func switchSession(path: String, clientID newID: String, live: RunningGraph, reloader: Reloader) {
         let newFile = path + ".json"
-        guard let made = makeIfMissing(newFile, from: original, registry: standardRegistry()) else { return }
+        guard let made = makeIfMissing(newFile, from: original, registry: registry()) else { return }
         do {
-            printError("agraph: NSM switch: \(try reloader.attempt(file: newFile))")
+            output.error("agraph: NSM switch: \(try reloader.attempt(file: newFile))")
         } catch {
             if made { unlink(newFile) }
-            for line in error.lines { printError(line) }
+            for line in error.lines { output.error(line) }
             client.error(to: "/nsm/client/open", code: .badProject, error.description)
             return
         }
@@ -220,7 +231,7 @@ final class NSMSession {
                 try live.rename(to: newID)
                 clientID = newID
             } catch {
-                printError("agraph: NSM switch: the JACK client cannot be renamed '\(newID)': \(error); it stays '\(clientID)'")
+                output.error("agraph: NSM switch: the JACK client cannot be renamed '\(newID)': \(error); it stays '\(clientID)'")
                 client.error(to: "/nsm/client/open", code: .launchFailed,
                              "the session's graph plays, but the JACK client could not take the name '\(newID)': \(error)")
                 return
@@ -230,7 +241,7 @@ final class NSMSession {
     }
 
     /// Every live parameter's current value by address (`mix.gains[1]`).
-    static func liveValues(_ compiled: CompiledGraph) -> [String: Double] {
+    public static func liveValues(_ compiled: CompiledGraph) -> [String: Double] {
         var out: [String: Double] = [:]
         for node in compiled.graph.nodes {
             for p in node.descriptor.parameters where p.live {
@@ -248,14 +259,14 @@ final class NSMSession {
         return out
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Writes the session file with the live values (those changed since
     /// it was last read or written), under a temporary name, validated,
     /// then renamed over it.
-    func save(_ compiled: CompiledGraph) throws {
+    public func save(_ compiled: CompiledGraph) throws {
         guard var doc = document else { throw Failure(description: "\(file) could not be read back when it was opened") }
         let values = Self.liveValues(compiled)
         for node in compiled.graph.nodes {
@@ -276,13 +287,13 @@ final class NSMSession {
                 let state = try LV2State.save(runtime)
                 doc = try Self.setting(node.id, "state", to: JSONValue(kind: .string(state), location: Self.here), in: doc)
             } catch {
-                printError("agraph: NSM save: lv2 node '\(node.id)': its state is not saved: \(error)")
+                output.error("agraph: NSM save: lv2 node '\(node.id)': its state is not saved: \(error)")
             }
         }
         let text = Self.render(doc) + "\n"
         let temp = file + ".saving-\(getpid())"
         try Self.write(text, to: temp)
-        switch GraphValidator(registry: standardRegistry()).validate(file: temp) {
+        switch GraphValidator(registry: registry()).validate(file: temp) {
         case .success: break
         case .failure(let errors):
             unlink(temp)
@@ -297,13 +308,13 @@ final class NSMSession {
         document = doc
         saved = values
         seen = values
-        printError("agraph: saved \(file)")
+        output.error("agraph: saved \(file)")
     }
 
     private static let here = SourceLocation(line: 0, column: 0, offset: 0)
 
     /// A live value as the graph file writes it.
-    static func json(_ v: Double, for p: ParameterDescriptor) -> JSONValue.Kind {
+    public static func json(_ v: Double, for p: ParameterDescriptor) -> JSONValue.Kind {
         switch p.type {
         case .boolean, .booleanList: return .bool(v != 0)
         case .choice(let options) where v == v.rounded() && v >= 0 && v < Double(options.count):
@@ -313,7 +324,7 @@ final class NSMSession {
     }
 
     /// `doc` with `nodes[id].params[name] = value`.
-    static func setting(_ id: String, _ name: String, to value: JSONValue, in doc: JSONValue) throws -> JSONValue {
+    public static func setting(_ id: String, _ name: String, to value: JSONValue, in doc: JSONValue) throws -> JSONValue {
         guard var top = doc.object, let nodesValue = top["nodes"], var nodes = nodesValue.array,
               let i = nodes.firstIndex(where: { $0["id"]?.string == id }), var members = nodes[i].object else {
             throw Failure(description: "the session file has no node '\(id)' any more")
@@ -329,7 +340,7 @@ final class NSMSession {
     /// Copies the graph `original` to `file`, its relative paths (`path`
     /// and `outputPath` parameters, the `path` of list items such as a
     /// playlist's) made absolute against `original`'s folder.
-    static func makeSessionFile(_ file: String, from original: String, registry: NodeRegistry) throws {
+    public static func makeSessionFile(_ file: String, from original: String, registry: NodeRegistry) throws {
         let doc = try sessionDocument(from: original, registry: registry)
         let parent = GraphPaths.folder(of: GraphPaths.resolve(file, against: GraphPaths.currentDirectory()))
         do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
@@ -347,7 +358,7 @@ final class NSMSession {
     /// The graph file `original` as a session keeps it: its relative paths
     /// made absolute against its folder, and `overrides` (`--set`) written
     /// in.
-    static func sessionDocument(from original: String, registry: NodeRegistry,
+    public static func sessionDocument(from original: String, registry: NodeRegistry,
                                 overrides: [ParameterOverride] = []) throws -> JSONValue {
         var doc: JSONValue
         if overrides.isEmpty {
@@ -403,7 +414,7 @@ final class NSMSession {
     }
 
     /// The document as pretty JSON (members in file order).
-    static func render(_ v: JSONValue) -> String { out(v).rendered() }
+    public static func render(_ v: JSONValue) -> String { out(v).rendered() }
 
     private static func out(_ v: JSONValue) -> JSONOut {
         switch v.kind {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphLive
 import AudioGraphPlugins
 import AudioGraphProcessing
 #if canImport(Glibc)
@@ -25,27 +26,13 @@ struct AGraph: ParsableCommand {
 }
 
 /// Prints one line to stderr. [main-thread]
-func printError(_ line: String) {
-    var text = line
-    if !text.hasSuffix("\n") { text += "\n" }
-    writeStderr(text)
-}
+func printError(_ line: String) { TextOutput.standard.error(line) }
 
 /// Writes `text` to stdout unbuffered (command replies in `agraph run`).
-func writeStdout(_ text: String) { writeFD(STDOUT_FILENO, text) }
+func writeStdout(_ text: String) { TextOutput.standard.writeOut(text) }
 
-/// Writes `text` to stderr unbuffered. [any thread but the audio thread]
-func writeStderr(_ text: String) { writeFD(STDERR_FILENO, text) }
-
-func writeFD(_ fd: Int32, _ text: String) {
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes.withUnsafeBytes { buf in buf.baseAddress.map { write(fd, $0 + offset, buf.count - offset) } ?? 0 }
-        if n <= 0 { if errno == EINTR { continue }; return }
-        offset += n
-    }
-}
+/// Writes `text` to stderr unbuffered. [any-thread but the audio-thread]
+func writeStderr(_ text: String) { TextOutput.standard.writeErr(text) }
 
 /// The node plugins found once per run: AGRAPH_PLUGIN_PATH, then agraph's
 /// own folder (the package's built plugin products); what failed to load

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import AudioGraphJACK
+import AudioGraphLive
 import AudioGraphOSC
 import AudioGraphPlugins
 import Foundation
@@ -97,9 +98,13 @@ struct Run: ParsableCommand {
         var nsm: NSMSession?
         let g: ValidatedGraph
         if let url = NSMClient.urlFromEnvironment {
-            guard let (session, sessionGraph) = try NSMSession.join(
-                url: url, original: graph, registry: standardRegistry(binder),
-                overrides: try ParameterOverrides.parse(settings)) else { return }
+            let overrides = try ParameterOverrides.parse(settings)
+            let joined: (NSMSession, ValidatedGraph)?
+            do {
+                joined = try NSMSession.join(url: url, original: graph, registry: { standardRegistry(binder) },
+                                             overrides: overrides, cancelled: { interruptRequested.load(ordering: .relaxed) })
+            } catch { throw ExitCode.failure }
+            guard let (session, sessionGraph) = joined else { return }
             nsm = session
             g = sessionGraph
             jack.clientName = session.clientID
@@ -123,7 +128,7 @@ struct Run: ParsableCommand {
         }
         TestHooks.holdWriters(of: live)
         // Under a session, reload reads the session's file.
-        let reloader = Reloader(live: live, binder: binder, file: nsm?.file ?? graph,
+        let reloader = Reloader(live: live, registry: { standardRegistry(binder) }, file: nsm?.file ?? graph,
                                 overrides: try ParameterOverrides.parse(settings), crossfadeMs: reloadCrossfadeMs)
         if let osc {
             do {
@@ -141,7 +146,7 @@ struct Run: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGHUP) { _ in reloadRequested.store(true, ordering: .relaxed) }
 
-        let console = Console(live: live, quiet: quiet)
+        let console = Console(target: live, quiet: quiet)
         console.reloader = reloader
         var watcher = watch ? FileWatcher(path: reloader.file) : nil
         // Sources following the transport may be located back after their end.
@@ -223,252 +228,5 @@ struct Run: ParsableCommand {
     }
 }
 
-/// The interactive side of `agraph run`: stdin commands and the status line.
-/// Lines are split by `LineSplitter` (64 KiB limit, CRLF accepted), parsed
-/// by `ControlLine` and run by the graph's `ControlSurface`; the replies
-/// are its values, shown as text. [main-thread]
-final class Console {
-    let live: RunningGraph
-    let quiet: Bool
-    let isTerminal = isatty(STDERR_FILENO) == 1
-    var stdinOpen = true
-    var lines = LineSplitter()
-    /// One read's worth of stdin, reused.
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    var quitRequested = false
-    var lastStatus = 0.0
-    var playlistCursor = PlaylistEventCursor()
-    var statusShown = false
-    var reloader: Reloader?
-
-    init(live: RunningGraph, quiet: Bool) {
-        self.live = live
-        self.quiet = quiet
-    }
-
-    /// Waits up to `timeout` for input on stdin and runs whole lines.
-    func pollCommands(timeout: Double) {
-        guard stdinOpen else {
-            usleep(UInt32(timeout * 1e6))
-            return
-        }
-        var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-        guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return }
-        let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-        if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
-        if n <= 0 {
-            stdinOpen = false
-            for line in lines.finish() { handle(line) }
-            return
-        }
-        for line in lines.feed(buffer[0..<n]) {
-            handle(line)
-            if quitRequested { return }
-        }
-    }
-
-    func handle(_ line: LineSplitter.Line) {
-        switch line {
-        case .text(let text):
-            if let reloader, let command = try? ControlLine.parse(text), case .reload(let file) = command {
-                clearLine()
-                reloader.reload(file: file)
-                return
-            }
-            switch live.control.execute(line: text) {
-            case nil: break
-            case .success(.quit)?: quitRequested = true
-            case .success(let reply)?: self.reply(reply.text)
-            case .failure(let error)?: fail(error.message)
-            }
-        case .tooLong:
-            fail(line.errorMessage ?? "line too long")
-        }
-    }
-
-    func reply(_ text: String) {
-        clearLine()
-        writeStdout(text + "\n")
-    }
-
-    func fail(_ text: String) {
-        clearLine()
-        printError("error: \(text)")
-    }
-
-    /// A status line a few times a second on a terminal, every 2 s
-    /// otherwise: the same text as the `status` command's reply.
-    func showStatus() {
-        guard !quiet else { return }
-        let now = MonotonicClock.seconds()
-        guard now - lastStatus >= (isTerminal ? 0.25 : 2) else { return }
-        lastStatus = now
-        let text = live.status().text
-        if isTerminal {
-            writeStderr("\r\u{1B}[K" + text)
-            statusShown = true
-        } else {
-            writeStderr("status: " + text + "\n")
-        }
-    }
-
-    /// What plugins said (the `agraph.log/1` host extension) since the
-    /// last call, one line each on stderr.
-    func printPluginMessages() {
-        let messages = PluginLog.drain()
-        guard !messages.isEmpty else { return }
-        clearLine()
-        for line in messages { printError("agraph: \(line)") }
-    }
-
-    /// Errors answered to OSC senders, shown as the console's own are
-    /// (`OSCServer.takeErrors` rate-limits them).
-    func printOSCErrors(_ lines: [String]) {
-        guard !lines.isEmpty else { return }
-        clearLine()
-        for line in lines { printError("error: \(line)") }
-    }
-
-    /// Playlist items that started, ended, were skipped or failed since
-    /// the last call, one line each on stdout (`pl: item 1 started: PATH`).
-    func printPlaylistEvents() {
-        let events = live.control.playlistEvents(since: &playlistCursor)
-        guard !events.isEmpty else { return }
-        clearLine()
-        for e in events { writeStdout(e.description + "\n") }
-    }
-
-    /// "; dropped 1234 frames not in their file (rec 1234: the writer fell
-    /// behind)" for the end-of-run line, or nothing. [main-thread]
-    static func droppedSummary(_ dropped: [String: Int]) -> String {
-        guard !dropped.isEmpty else { return "" }
-        let total = dropped.values.reduce(0, +)
-        let nodes = dropped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        return "; dropped \(total) frame\(total == 1 ? "" : "s") not in their file (\(nodes): the writer fell behind)"
-    }
-
-    func clearLine() {
-        if statusShown {
-            writeStderr("\r\u{1B}[K")
-            statusShown = false
-        }
-    }
-}
-
 /// Set by SIGHUP: reload the graph file. [signal handler sets, main-thread takes]
 let reloadRequested = Atomic<Bool>(false)
-
-/// `agraph run`'s hot reload: validates the file (diagnostics printed as
-/// `agraph validate` prints them; the running graph plays on), then hands it
-/// to `RunningGraph.reload` and prints what changed. One reload at a time:
-/// the main thread (the prompt, SIGHUP, --watch) and the OSC thread
-/// (`/agraph/reload`) both call it. [main-thread or osc-thread]
-final class Reloader: @unchecked Sendable {
-    let live: RunningGraph
-    let binder: JACKPortBinder
-    let overrides: [ParameterOverride]
-    let crossfadeMs: Double
-    /// The file reloaded by default (the last one loaded), and how many
-    /// reloads have succeeded.
-    private let state: Locked<(file: String, count: Int)>
-
-    /// Why a reload did not happen, with the file's diagnostics.
-    struct Failure: Error, CustomStringConvertible {
-        /// The diagnostics, then the verdict (as the console prints them).
-        var lines: [String]
-        /// The verdict first (an OSC reply may be cut short), then the diagnostics.
-        var description: String { (lines.suffix(1) + lines.dropLast()).joined(separator: "\n") }
-    }
-
-    init(live: RunningGraph, binder: JACKPortBinder, file: String, overrides: [ParameterOverride], crossfadeMs: Double) {
-        self.live = live
-        self.binder = binder
-        self.overrides = overrides
-        self.crossfadeMs = crossfadeMs
-        state = Locked((file, 0))
-    }
-
-    /// The file a reload without one reads.
-    var file: String { state.withLock { $0.file } }
-    /// Reloads that succeeded so far.
-    var count: Int { state.withLock { $0.count } }
-
-    /// Reloads `file` (nil: the current one), printing what happened.
-    /// Returns whether the new graph runs.
-    @discardableResult
-    func reload(file other: String?) -> Bool {
-        do {
-            printError("agraph: \(try attempt(file: other))")
-            return true
-        } catch {
-            for line in error.lines { printError(line) }
-            return false
-        }
-    }
-
-    /// Reloads `file` (nil: the current one) and says what changed; the
-    /// failure holds the diagnostics, the running graph playing on.
-    func attempt(file other: String?) throws(Failure) -> ReloadReport {
-        try state.withLock { (state) throws(Failure) -> ReloadReport in
-            let path = other ?? state.file
-            switch GraphValidator(registry: standardRegistry(binder)).validate(file: path, overrides: overrides) {
-            case .failure(let errors):
-                let n = errors.errors.count
-                throw Failure(lines: errors.diagnostics.map(\.description)
-                              + ["\(path): \(n) error\(n == 1 ? "" : "s")",
-                                 "agraph: reload: \(path) not loaded; the running graph plays on"])
-            case .success(let g):
-                for w in g.warnings { printError(w.description) }
-                do {
-                    let report = try live.reload(graph: g, crossfadeMs: crossfadeMs)
-                    state = (path, state.count + 1)
-                    return report
-                } catch {
-                    // The library's reasons often say "reload:" themselves: once is enough.
-                    let reason = "\(error)"
-                    throw Failure(lines: ["agraph: \(reason.hasPrefix("reload: ") ? "" : "reload: ")\(reason); the running graph plays on"])
-                }
-            }
-        }
-    }
-}
-
-/// Watches a file by its modification time and size, polled from the main
-/// loop (a non-realtime thread). A file that goes away is said once; when
-/// it comes back, it counts as changed. [main-thread]
-struct FileWatcher {
-    let path: String
-    private var last: (Int, Int, Int)?
-    /// The file was gone at the last poll.
-    private var gone = false
-
-    enum Change { case unchanged, changed, vanished }
-
-    init(path: String) {
-        self.path = path
-        last = Self.stamp(path)
-    }
-
-    static func stamp(_ path: String) -> (Int, Int, Int)? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return (Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size))
-    }
-
-    /// What happened to the file since the last poll: changed (or back
-    /// after it was gone), gone (said once until it comes back), or nothing.
-    mutating func poll() -> Change {
-        guard let now = Self.stamp(path) else {
-            if gone { return .unchanged }
-            gone = true
-            return .vanished
-        }
-        defer { last = now }
-        if gone {
-            gone = false
-            return .changed
-        }
-        guard let last else { return .unchanged }
-        return last != now ? .changed : .unchanged
-    }
-}
