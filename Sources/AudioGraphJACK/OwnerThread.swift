@@ -69,6 +69,7 @@ final class OwnerThread: @unchecked Sendable {
 
     private func loop() {
         threadID.store(UInt(pthread_self()), ordering: .releasing)
+        ThreadRole.mark(.owner)   // docs/threads.md: it may call [main-thread] functions
         while true {
             runJobs()
             if stopping.load(ordering: .acquiring) {

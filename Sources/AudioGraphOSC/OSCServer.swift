@@ -173,6 +173,7 @@ public final class OSCServer: @unchecked Sendable {
         deinit { buffer.deallocate() }
 
         func run() {
+            ThreadRole.mark(.control)
             var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             while !flag.isSet {

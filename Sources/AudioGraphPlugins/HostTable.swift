@@ -157,7 +157,7 @@ public final class PluginHost: @unchecked Sendable {
 
     /// The plugin reported a latency change. [main-thread]
     func latencyChanged() {
-        guard ThreadRole.current == .main else {
+        guard ThreadRole.current.actsAsMain else {
             latencyOffMainThread.add(1, ordering: .relaxed)
             return
         }
@@ -244,7 +244,7 @@ let hostLatencyChanged: @convention(c) (UnsafePointer<agraph_host_t>?) -> Void =
     _ = withHost(table) { $0.latencyChanged() }
 }
 
-let hostIsMainThread: @convention(c) (UnsafePointer<agraph_host_t>?) -> Int32 = { _ in ThreadRole.current == .main ? 1 : 0 }
+let hostIsMainThread: @convention(c) (UnsafePointer<agraph_host_t>?) -> Int32 = { _ in ThreadRole.current.actsAsMain ? 1 : 0 }
 let hostIsAudioThread: @convention(c) (UnsafePointer<agraph_host_t>?) -> Int32 = { _ in ThreadRole.current == .audio ? 1 : 0 }
 let hostIsWorkerThread: @convention(c) (UnsafePointer<agraph_host_t>?) -> Int32 = { _ in ThreadRole.current == .worker ? 1 : 0 }
 
