@@ -37,42 +37,11 @@ public final class CompiledGraph: @unchecked Sendable {
         public var description: String
     }
 
-    /// Resolves `node.param` or `node.param[i]` to a change with `value`.
-    /// [control threads]
-    public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
-        let (c, p) = try locate(address)
-        let name = address.split(separator: "[").first.map(String.init) ?? address
-        if case .choice(let options) = p.type, !(value == value.rounded() && value >= 0 && value < Double(options.count)) {
-            throw ParameterError(description: "\(name) is one of \(options.joined(separator: ", ")) (or its index 0…\(options.count - 1)); got \(value)")
-        }
-        if let r = p.range, !r.contains(value) {
-            throw ParameterError(description: "\(value) is out of range for \(name): \(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(p.unit.map { " \($0)" } ?? "")")
-        }
-        if let node = graphNode(engine.ids[Int(c.node)]),
-           let problem = node.type.liveValueProblem(parameter: p.name, element: c.element >= 0 ? Int(c.element) : nil,
-                                                    value: value, parameters: node.parameters, sampleRate: engine.sampleRate) {
-            throw ParameterError(description: "\(address): \(problem)")
-        }
-        var out = c
-        out.value = value
-        return out
-    }
-
-    /// The node, parameter and element an address names.
-    private func locate(_ address: String) throws(ParameterError) -> (ParameterChange, ParameterDescriptor) {
-        guard let dot = address.firstIndex(of: ".") else {
-            throw ParameterError(description: "'\(address)' is not a parameter address: write node.param or node.param[i]")
-        }
-        let nodeID = String(address[..<dot])
-        var name = String(address[address.index(after: dot)...])
-        var element: Int32 = -1
-        if name.hasSuffix("]"), let open = name.firstIndex(of: "[") {
-            guard let i = Int32(name[name.index(after: open)..<name.index(before: name.endIndex)]), i >= 0 else {
-                throw ParameterError(description: "'\(address)': the index in brackets must be a whole number ≥ 0")
-            }
-            element = i
-            name = String(name[..<open])
-        }
+    /// Resolves a parameter address, already parsed, to a handle: the
+    /// node, the parameter and the element it names, checked to be live
+    /// and (for lists) in range. Parses nothing. [control-thread]
+    public func resolve(_ address: ParameterAddress) throws(ParameterError) -> ParameterHandle {
+        let nodeID = address.node, name = address.parameter
         guard let index = engine.stepIndex(of: nodeID), let node = graphNode(nodeID) else {
             throw ParameterError(description: NodeNames.noNode(nodeID, in: graph.nodes.map(\.id)))
         }
@@ -88,56 +57,113 @@ public final class CompiledGraph: @unchecked Sendable {
         let isList = p.type == .numberList || p.type == .booleanList
         if isList {
             let count = d.inputPortNames(node.parameters).count
-            guard element >= 0, Int(element) < max(count, 1) else {
+            guard let element = address.element, element < max(count, 1) else {
                 throw ParameterError(description: "'\(nodeID).\(name)' is a list: address one element, \(nodeID).\(name)[0…\(max(count - 1, 0))]")
             }
-        } else if element >= 0 {
+        } else if let element = address.element {
             throw ParameterError(description: "'\(nodeID).\(name)' is not a list; drop the [\(element)]")
         }
-        return (ParameterChange(node: Int32(index), parameter: Int32(pIndex), element: element, value: 0), p)
+        return ParameterHandle(address: address, node: index, parameter: pIndex, descriptor: p, engine: engine)
     }
 
-    /// Queues a change for the next block. [control threads]
-    public func set(_ address: String, _ value: Double) throws(ParameterError) {
-        let c = try change(address, value)
+    /// Parses `node.param` or `node.param[i]` (the one parser,
+    /// `ParameterAddress(parsing:)`) and resolves it. [control-thread]
+    public func resolve(_ address: String) throws(ParameterError) -> ParameterHandle {
+        let a: ParameterAddress
+        do { a = try ParameterAddress(parsing: address) } catch { throw ParameterError(description: error.message) }
+        return try resolve(a)
+    }
+
+    /// `handle`, checked to belong to this graph's engine.
+    private func check(_ handle: ParameterHandle) throws(ParameterError) {
+        guard handle.engine === engine else {
+            throw ParameterError(description: "'\(handle.address)' was resolved for a graph that no longer runs: resolve it again")
+        }
+    }
+
+    /// The change that sets `handle`'s parameter to `value`, checked
+    /// against its choices, its range and the node's own rule. [control-thread]
+    public func change(_ handle: ParameterHandle, _ value: Double) throws(ParameterError) -> ParameterChange {
+        try check(handle)
+        let p = handle.descriptor
+        let name = "\(handle.address.node).\(handle.address.parameter)"
+        if case .choice(let options) = p.type, !(value == value.rounded() && value >= 0 && value < Double(options.count)) {
+            throw ParameterError(description: "\(name) is one of \(options.joined(separator: ", ")) (or its index 0…\(options.count - 1)); got \(value)")
+        }
+        if let r = p.range, !r.contains(value) {
+            throw ParameterError(description: "\(value) is out of range for \(name): \(ParameterValue.number(r.lowerBound))…\(ParameterValue.number(r.upperBound))\(p.unit.map { " \($0)" } ?? "")")
+        }
+        if let node = graphNode(handle.address.node),
+           let problem = node.type.liveValueProblem(parameter: p.name, element: handle.element,
+                                                    value: value, parameters: node.parameters, sampleRate: engine.sampleRate) {
+            throw ParameterError(description: "\(handle.address): \(problem)")
+        }
+        return ParameterChange(node: Int32(handle.node), parameter: Int32(handle.parameter),
+                               element: Int32(handle.element ?? -1), value: value)
+    }
+
+    /// Resolves `node.param` or `node.param[i]` to a change with `value`.
+    /// [control-thread]
+    public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
+        try change(try resolve(address), value)
+    }
+
+    /// Queues a change of `handle`'s parameter for the next block. [control-thread]
+    public func set(_ handle: ParameterHandle, _ value: Double) throws(ParameterError) {
+        let c = try change(handle, value)
         if !engine.post(c) { throw ParameterError(description: "the parameter queue is full; try again") }
-        valuesLock.withLock { $0[address] = value }
+        valuesLock.withLock { $0[handle.address.description] = value }
     }
 
+    /// Queues a change for the next block. [control-thread]
+    public func set(_ address: String, _ value: Double) throws(ParameterError) {
+        try set(try resolve(address), value)
+    }
+
+    /// The live values set, by address (`node.param`, `node.param[i]`).
     let valuesLock = Locked<[String: Double]>([:])
 
-    /// The number a word stands for at `address`: a number, true/false/on/off,
+    /// The number a word stands for at `handle`: a number, true/false/on/off,
     /// or the name of one of a choice parameter's options (its index).
-    /// [control threads]
-    public func number(_ address: String, word: String) throws(ParameterError) -> Double {
+    /// [control-thread]
+    public func number(_ handle: ParameterHandle, word: String) throws(ParameterError) -> Double {
         if word.utf8.contains(0) {
-            throw ParameterError(description: "the value for \(address) has a NUL byte in it: give a number, true/false or an option's name")
+            throw ParameterError(description: "the value for \(handle.address) has a NUL byte in it: give a number, true/false or an option's name")
         }
         switch word.lowercased() {
         case "true", "on", "yes": return 1
         case "false", "off", "no": return 0
         default: if let v = ControlLine.number(word) { return v }
         }
-        let (_, p) = try locate(address)
+        let p = handle.descriptor
         if case .choice(let options) = p.type, let i = options.firstIndex(of: word) { return Double(i) }
-        throw ParameterError(description: "'\(word)' is not a value of \(address)"
+        throw ParameterError(description: "'\(word)' is not a value of \(handle.address)"
             + (p.type.name.hasPrefix("one of") ? "; it is \(p.type.name)" : "; give a number (or true/false)"))
     }
 
-    /// The value of a parameter: the last one set, else the graph's.
-    /// Booleans read as 0 or 1. [control threads]
-    public func value(_ address: String) throws(ParameterError) -> Double {
-        let (c, _) = try locate(address)
+    /// The number a word stands for at `address` (see `number(_:word:)`).
+    /// [control-thread]
+    public func number(_ address: String, word: String) throws(ParameterError) -> Double {
+        if word.utf8.contains(0) {
+            throw ParameterError(description: "the value for \(address) has a NUL byte in it: give a number, true/false or an option's name")
+        }
+        return try number(try resolve(address), word: word)
+    }
+
+    /// The value of `handle`'s parameter: the last one set, else the
+    /// graph's. Booleans read as 0 or 1. [control-thread]
+    public func value(_ handle: ParameterHandle) throws(ParameterError) -> Double {
+        try check(handle)
+        let address = handle.address.description
         if let v = valuesLock.withLock({ $0[address] }) { return v }
-        let node = graphNode(engine.ids[Int(c.node)])
-        guard let node else { throw ParameterError(description: "no node for '\(address)'") }
-        let name = node.descriptor.parameters[Int(c.parameter)].name
-        let e = Int(c.element)
+        guard let node = graphNode(handle.address.node) else { throw ParameterError(description: "no node for '\(address)'") }
+        let name = handle.descriptor.name
+        let e = handle.element ?? -1
         switch node.parameters[name] {
         case .number(let v)?: return v
         case .boolean(let b)?: return b ? 1 : 0
         case .string(let s)?:
-            if case .choice(let options) = node.descriptor.parameters[Int(c.parameter)].type, let i = options.firstIndex(of: s) {
+            if case .choice(let options) = handle.descriptor.type, let i = options.firstIndex(of: s) {
                 return Double(i)
             }
             throw ParameterError(description: "'\(address)' is text, not a number")
@@ -150,6 +176,45 @@ public final class CompiledGraph: @unchecked Sendable {
                                             sampleRate: engine.sampleRate) ?? 0
         }
     }
+
+    /// The value of a parameter by address (see `value(_:)`). [control-thread]
+    public func value(_ address: String) throws(ParameterError) -> Double {
+        try value(try resolve(address))
+    }
+}
+
+/// A parameter address resolved once against a compiled graph: the node's
+/// step in the engine, the parameter's index in its descriptor, the list
+/// element, the descriptor (type, range, unit). Setting or reading through
+/// it parses and looks up nothing (`ControlSurface.resolve`,
+/// `CompiledGraph.resolve`). It belongs to the engine it was resolved
+/// against: a reload that builds a new engine needs new handles.
+/// [any-thread; a value]
+public struct ParameterHandle: Sendable, CustomStringConvertible {
+    /// The address, as parsed.
+    public let address: ParameterAddress
+    /// The node's index in the engine's schedule.
+    public let node: Int
+    /// The parameter's index in the node's descriptor.
+    public let parameter: Int
+    /// The parameter's type, range and unit.
+    public let descriptor: ParameterDescriptor
+    /// The engine it was resolved against (weak: a reload's old engine goes).
+    weak var engine: Engine?
+
+    init(address: ParameterAddress, node: Int, parameter: Int, descriptor: ParameterDescriptor, engine: Engine) {
+        self.address = address
+        self.node = node
+        self.parameter = parameter
+        self.descriptor = descriptor
+        self.engine = engine
+    }
+
+    /// The list element, for list parameters.
+    public var element: Int? { address.element }
+    /// The inclusive range of values the parameter takes (nil: any).
+    public var range: ClosedRange<Double>? { descriptor.range }
+    public var description: String { address.description }
 }
 
 /// Builds engines from validated graphs. [main-thread]

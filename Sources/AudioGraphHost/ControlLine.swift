@@ -135,9 +135,10 @@ public struct LineSplitter: Sendable {
 public enum ControlCommand: Sendable, Equatable {
     /// `set NODE.PARAM VALUE`: VALUE is a number, true/false or a choice's
     /// option name, resolved against the parameter by the running graph.
-    case set(address: String, value: String)
+    /// The address is parsed here, once (`ParameterAddress(parsing:)`).
+    case set(address: ParameterAddress, value: String)
     /// `get NODE.PARAM`
-    case get(address: String)
+    case get(address: ParameterAddress)
     /// `seek [NODE] SECONDS`: nil node means every seekable source.
     /// `seconds` is finite and ≥ 0.
     case seek(node: String?, seconds: Double)
@@ -229,13 +230,10 @@ public enum ControlLine {
         guard arguments.isEmpty else { throw ControlLineError("'\(command)' takes no arguments") }
     }
 
-    /// `NODE.PARAM` or `NODE.PARAM[i]`, checked for its shape only; the
-    /// running graph resolves it.
-    private static func address(_ word: Substring) throws(ControlLineError) -> String {
-        guard let dot = word.firstIndex(of: "."), dot != word.startIndex, word.index(after: dot) != word.endIndex else {
-            throw ControlLineError("'\(quoted(word))' is not a parameter address: write node.param or node.param[i]")
-        }
-        return String(word)
+    /// `NODE.PARAM` or `NODE.PARAM[i]`, parsed (the one parser,
+    /// `ParameterAddress(parsing:)`); the running graph resolves it.
+    private static func address(_ word: Substring) throws(ControlLineError) -> ParameterAddress {
+        do { return try ParameterAddress(parsing: String(word)) } catch { throw ControlLineError(error.message) }
     }
 
     /// A position in seconds: a finite number ≥ 0.

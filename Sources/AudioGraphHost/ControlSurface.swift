@@ -230,10 +230,28 @@ public protocol ControlHost: AnyObject, Sendable {
     /// The nodes that follow the host's transport: `seek` leaves them to
     /// it. Default: none.
     var transportFollowers: [String] { get }
+    /// The host's graph monitor, which every front end subscribes to (a
+    /// live session has one). Default: nil; the control surface then
+    /// makes one of its own over `status()`.
+    var monitor: GraphMonitor? { get }
 }
 
 extension ControlHost {
     public var transportFollowers: [String] { [] }
+    public var monitor: GraphMonitor? { nil }
+}
+
+/// A control host's status as a monitor's counters, for a host without a
+/// monitor of its own. [control-thread]
+private final class StatusCounters: GraphMonitorHost, @unchecked Sendable {
+    private weak var host: (any ControlHost)?
+    init(_ host: (any ControlHost)?) { self.host = host }
+
+    func monitorCounters() -> HostCounters? {
+        guard let s = host?.status() else { return nil }
+        return HostCounters(xruns: s.xruns, paused: s.paused, finished: s.finished,
+                            shutdownReason: s.serverGone ? "the server went away" : nil, bufferSize: s.bufferSize)
+    }
 }
 
 /// Set/get/seek/pause/play/status on a compiled graph, by address and word.
@@ -249,6 +267,25 @@ public final class ControlSurface: @unchecked Sendable {
         self.compiled = compiled
         self.host = host
     }
+
+    /// The monitor of the graph every front end subscribes to: the host's
+    /// (`ControlHost.monitor`), else one of this surface's own, made on
+    /// first use, that watches its graph and its host's `status()`.
+    /// [control-thread]
+    public var monitor: GraphMonitor {
+        if let m = host?.monitor { return m }
+        return ownMonitor.withLock { own in
+            if let own { return own }
+            let counters = StatusCounters(host)
+            let made = (GraphMonitor(compiled: compiled, host: counters), counters)
+            own = made
+            return made
+        }.0
+    }
+
+    /// The surface's own monitor and the adapter it reads (the monitor
+    /// holds its host weakly).
+    private let ownMonitor = Locked<(GraphMonitor, StatusCounters)?>(nil)
 
     private var graph: ValidatedGraph { compiled.graph }
     private var engine: Engine { compiled.engine }
@@ -267,7 +304,7 @@ public final class ControlSurface: @unchecked Sendable {
     public func execute(_ command: ControlCommand) -> Result<ControlReply, ControlError> {
         do throws(ControlError) {
             switch command {
-            case .set(let address, let value): return .success(.set(try set(address, word: value)))
+            case .set(let address, let value): return .success(.set(try set(try resolve(address), word: value)))
             case .get(let address): return .success(.value(try get(address)))
             case .seek(let node, let seconds):
                 try seek(node: node, seconds: seconds)
@@ -315,34 +352,61 @@ public final class ControlSurface: @unchecked Sendable {
         }
     }
 
+    /// Resolves `node.param` or `node.param[i]` once into a handle: the
+    /// address is parsed here (the only parse), checked against the graph
+    /// (with suggestions when it names nothing), and `set`/`get` through
+    /// the handle look nothing up again. `forSet`: the suggestions name the
+    /// live parameters only; for `get`, the readings too.
+    /// [control-thread]
+    public func resolve(_ address: String, forSet: Bool = true) throws(ControlError) -> ParameterHandle {
+        try resolve(try ParameterAddress(parsing: address), forSet: forSet)
+    }
+
+    /// Resolves an address already parsed (`ControlLine` parses the
+    /// console's; OSC builds its own from its path). [control-thread]
+    public func resolve(_ address: ParameterAddress, forSet: Bool = true) throws(ControlError) -> ParameterHandle {
+        _ = try parameter(address, forSet: forSet)
+        do { return try compiled.resolve(address) } catch { throw ControlError(error.description) }
+    }
+
     /// Changes a live parameter to a word: a number, true/false/on/off, or
-    /// a choice's option name (`set dec.endpoint speakers`).
+    /// a choice's option name (`set dec.endpoint speakers`). [control-thread]
     @discardableResult
     public func set(_ address: String, word: String) throws(ControlError) -> ParameterReading {
-        let a = try ParameterAddress(parsing: address)
-        let p = try parameter(a, forSet: true)
-        let value: Double
-        do { value = try compiled.number(a.description, word: word) } catch { throw ControlError(error.description) }
-        return try set(a, value, descriptor: p)
+        try set(try resolve(address), word: word)
     }
 
-    /// Changes a live parameter to a number.
+    /// Changes a live parameter to a number. [control-thread]
     @discardableResult
     public func set(_ address: String, _ value: Double) throws(ControlError) -> ParameterReading {
-        let a = try ParameterAddress(parsing: address)
-        return try set(a, value, descriptor: try parameter(a, forSet: true))
+        try set(try resolve(address), value)
     }
 
-    private func set(_ a: ParameterAddress, _ value: Double, descriptor p: ParameterDescriptor) throws(ControlError) -> ParameterReading {
-        do { try compiled.set(a.description, value) } catch { throw ControlError(error.description) }
-        return ParameterReading(address: a, value: value, word: Self.word(value, for: p))
+    /// Changes the parameter `handle` names to a word (see
+    /// `set(_:word:)`). [control-thread]
+    @discardableResult
+    public func set(_ handle: ParameterHandle, word: String) throws(ControlError) -> ParameterReading {
+        let value: Double
+        do { value = try compiled.number(handle, word: word) } catch { throw ControlError(error.description) }
+        return try set(handle, value)
+    }
+
+    /// Changes the parameter `handle` names to a number. [control-thread]
+    @discardableResult
+    public func set(_ handle: ParameterHandle, _ value: Double) throws(ControlError) -> ParameterReading {
+        do { try compiled.set(handle, value) } catch { throw ControlError(error.description) }
+        return ParameterReading(address: handle.address, value: value, word: Self.word(value, for: handle.descriptor))
     }
 
     /// A parameter's current value: the last one set, else the graph's.
     /// For a node that measures (`MeasuringNode`, e.g. `loudness`), also
-    /// its readings by name: `get loud.integrated`.
+    /// its readings by name: `get loud.integrated`. [control-thread]
     public func get(_ address: String) throws(ControlError) -> ParameterReading {
-        let a = try ParameterAddress(parsing: address)
+        try get(try ParameterAddress(parsing: address))
+    }
+
+    /// `get` of an address already parsed. [control-thread]
+    public func get(_ a: ParameterAddress) throws(ControlError) -> ParameterReading {
         // A reading may take an index too (a meter's channel: `get m.peak[1]`).
         if let node = graph.node(a.node), node.descriptor.parameterIndex(named: a.parameter) == nil,
            let measuring = engine.node(a.node) as? MeasuringNode,
@@ -351,10 +415,14 @@ public final class ControlSurface: @unchecked Sendable {
             let word = (v.isFinite ? formatFixed(v, 1) : (v < 0 ? "-inf" : "inf")) + (unit.map { " " + $0 } ?? "")
             return ParameterReading(address: a, value: v, word: word)
         }
-        let p = try parameter(a)
+        return try get(try resolve(a, forSet: false))
+    }
+
+    /// The value of the parameter `handle` names. [control-thread]
+    public func get(_ handle: ParameterHandle) throws(ControlError) -> ParameterReading {
         let value: Double
-        do { value = try compiled.value(a.description) } catch { throw ControlError(error.description) }
-        return ParameterReading(address: a, value: value, word: Self.word(value, for: p))
+        do { value = try compiled.value(handle) } catch { throw ControlError(error.description) }
+        return ParameterReading(address: handle.address, value: value, word: Self.word(value, for: handle.descriptor))
     }
 
     /// Moves one source (or, with nil, every seekable source that does not

@@ -46,7 +46,10 @@ final class JACKSession: @unchecked Sendable {
     /// The transport (nil when nothing follows it) and the followers' ids,
     /// for `status`. [owner-thread writes, any thread reads]
     let following = Locked<(transport: JACKTransport?, ids: [String])>((nil, []))
-    let continuation: AsyncStream<Event>.Continuation
+    /// The graph's monitor: the session posts what only it sees (routes,
+    /// reconnections, connections it could not make) and shows it its
+    /// counters (`GraphMonitorHost`); the monitor diffs the rest.
+    let monitor: GraphMonitor
     private(set) var client: JACKClient
     /// The server this session started, if any.
     private(set) var server: JACKServer?
@@ -54,6 +57,9 @@ final class JACKSession: @unchecked Sendable {
     var jackPorts: [OpaquePointer?] = []
     /// Our ports' connections as last seen, by short port name.
     private var lastConnections: [String: Set<String>] = [:]
+    /// `lastConnections` and how many times they were settled, for the
+    /// monitor. [owner-thread writes, any thread reads]
+    private let publishedConnections = Locked<(connections: [String: Set<String>], settled: Int)>(([:], 0))
     /// Connections to bring back after a reconnect, by slot, until the
     /// ports they name exist again.
     private var wanted: [Int: Set<String>] = [:]
@@ -68,16 +74,8 @@ final class JACKSession: @unchecked Sendable {
     /// The client's name when `rename` gave it one (a reconnect keeps it).
     private var renamed: String?
 
-    // Monitor state.
-    private var seenXruns = 0, seenSize = 0, seenConnections = 0, seenRegistrations = 0
-    private var ended = false, shutdownReported = false
-    private var underruns: [String: Int] = [:]
-    /// Fed nodes whose underruns the monitor reports.
-    var underrunNodes: [(String, any UnderrunCounting)]
-    /// Nodes whose dropped frames the monitor reports, and the totals
-    /// reported.
-    var dropNodes: [(String, any DropCounting)]
-    private var dropped: [String: Int] = [:]
+    // What the tick has seen of JACK's callbacks.
+    private var seenSize = 0, seenConnections = 0, seenRegistrations = 0
     /// Peaks of the last few ticks, per output port (newest last).
     private var peakHistory: [[Float]] = []
     /// The metering window, in ticks (the owner thread ticks every 0.25 s
@@ -93,10 +91,10 @@ final class JACKSession: @unchecked Sendable {
     /// and connects. Nothing touches JACK before the graph has passed its
     /// checks. [owner-thread]
     init(graph: ValidatedGraph, binder: JACKPortBinder, options: RunningGraph.Options,
-         continuation: AsyncStream<Event>.Continuation, wakeup: Wakeup) throws {
+         monitor: GraphMonitor, wakeup: Wakeup) throws {
         self.binder = binder
         self.options = options
-        self.continuation = continuation
+        self.monitor = monitor
         try RunningGraph.checkPortNames(graph)
 
         var server: JACKServer?
@@ -157,8 +155,6 @@ final class JACKSession: @unchecked Sendable {
                              measure: options.measureCycles, probe: options.cycleProbe, prefetch: options.prefetchHotMemory,
                              threadInit: options.threadInit, wakeup: wakeup)
         let engine = compiled.engine
-        underrunNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
-        dropNodes = graph.nodes.compactMap { n in (engine.node(n.id) as? DropCounting).map { (n.id, $0) } }
         if let d = options.duration { cycle.lastFrame.store(Int((d * graph.sampleRate).rounded()), ordering: .relaxed) }
         followers = Self.transportFollowers(graph, engine, mode: options.transport)
         engine.setTransportFollowers(Set(followers.map(\.id)))
@@ -310,6 +306,7 @@ final class JACKSession: @unchecked Sendable {
         seenConnections = cycle.connectionEpoch.load(ordering: .relaxed)
         seenRegistrations = cycle.registrationEpoch.load(ordering: .relaxed)
         lastConnections = currentConnections()
+        publishedConnections.withLock { $0 = (lastConnections, $0.settled + 1) }
         updateRoute(connectionsBySlot())
     }
 
@@ -371,7 +368,7 @@ final class JACKSession: @unchecked Sendable {
                 targets += candidates.filter { globMatches(pattern, $0) && !targets.contains($0) }
             }
             if targets.isEmpty {
-                continuation.yield(.connection(ours: nodeID, other: "no port matches \(patterns)", connected: false))
+                monitor.post(.connection(ours: nodeID, other: "no port matches \(patterns)", connected: false))
                 continue
             }
             for (k, slot) in slots.enumerated() where k < targets.count { out[slot] = [targets[k]] }
@@ -463,7 +460,7 @@ final class JACKSession: @unchecked Sendable {
         let whole = Self.combine(Array(sinkRoute.values))
         if whole != route {
             route = whole
-            continuation.yield(.route(whole))
+            monitor.post(.route(whole))
         }
     }
 
@@ -474,7 +471,7 @@ final class JACKSession: @unchecked Sendable {
     /// [owner-thread]
     func latencyChanged() {
         let misaligned = engine.updateLatencyCompensation()
-        if !misaligned.isEmpty { continuation.yield(.latencyNotAligned(nodes: misaligned)) }
+        if !misaligned.isEmpty { monitor.post(.latencyNotAligned(nodes: misaligned)) }
         latency.publish(LatencyPlan(engine: engine, binder: binder, ports: jackPorts))
         if !cycle.serverGone.load(ordering: .acquiring) { jack_recompute_total_latencies(client.handle) }
     }
@@ -486,35 +483,14 @@ final class JACKSession: @unchecked Sendable {
     func tick() {
         guard !stopped else { return }
         finishReloadIfDone()
-        if cycle.serverGone.load(ordering: .acquiring) {
-            if !shutdownReported {
-                shutdownReported = true
-                continuation.yield(.shutdown(reason: cycle.shutdownReason))
-            }
-            return
-        }
-        let x = cycle.xruns.load(ordering: .relaxed)
-        if x != seenXruns { seenXruns = x; continuation.yield(.xrun(total: x)) }
+        // The monitor reports the shutdown, xruns, the period, the
+        // connections (`monitorCounters`) and the nodes' counters.
+        if cycle.serverGone.load(ordering: .acquiring) { return }
         let b = cycle.bufferSize.load(ordering: .relaxed)
         if b != seenSize {
             seenSize = b
             setTargetFill(bufferSize: b)
             jack_recompute_total_latencies(client.handle)
-            continuation.yield(.bufferSize(b))
-        }
-        for (id, node) in underrunNodes {
-            let u = node.underrunCount
-            if u != underruns[id, default: 0] {
-                underruns[id] = u
-                continuation.yield(.underrun(node: id, total: u))
-            }
-        }
-        for (id, node) in dropNodes {
-            let d = node.droppedFrames
-            if d != dropped[id, default: 0] {
-                dropped[id] = d
-                continuation.yield(.dropped(node: id, total: d))
-            }
         }
         let registrations = cycle.registrationEpoch.load(ordering: .relaxed)
         if registrations != seenRegistrations {
@@ -524,20 +500,11 @@ final class JACKSession: @unchecked Sendable {
         let epoch = cycle.connectionEpoch.load(ordering: .relaxed)
         if epoch != seenConnections {
             seenConnections = epoch
-            let now = currentConnections()
-            for (port, others) in now.sorted(by: { $0.key < $1.key }) {
-                let before = lastConnections[port] ?? []
-                for o in others.subtracting(before).sorted() { continuation.yield(.connection(ours: port, other: o, connected: true)) }
-                for o in before.subtracting(others).sorted() { continuation.yield(.connection(ours: port, other: o, connected: false)) }
-            }
-            lastConnections = now
+            lastConnections = currentConnections()
+            publishedConnections.withLock { $0.connections = lastConnections }
             updateRoute(connectionsBySlot())
         }
         cpuLoad.store(client.cpuLoad.bitPattern, ordering: .relaxed)
-        if engine.isFinished && !ended {
-            ended = true
-            continuation.yield(.endOfStream)
-        }
         meterPeaks()
     }
 
@@ -572,12 +539,11 @@ final class JACKSession: @unchecked Sendable {
                let c = try? JACKClient(name: renamed ?? options.clientName ?? graph.name, server: options.serverName),
                c.sampleRate == graph.sampleRate, c.bufferSize <= cycle.maxFrames {
                 cycle.serverGone.store(false, ordering: .releasing)
-                shutdownReported = false
                 do {
                     try adopt(c)
-                    continuation.yield(.reconnected)
+                    monitor.post(.reconnected)
                     for (port, others) in lastConnections.sorted(by: { $0.key < $1.key }) {
-                        for o in others.sorted() { continuation.yield(.connection(ours: port, other: o, connected: true)) }
+                        for o in others.sorted() { monitor.post(.connection(ours: port, other: o, connected: true)) }
                     }
                     return true
                 } catch {
@@ -698,7 +664,19 @@ final class JACKSession: @unchecked Sendable {
         }
         client.close()
         server?.stop()
-        continuation.finish()
         return errors
+    }
+}
+
+extension JACKSession: GraphMonitorHost {
+    /// The process cycle's counters and our ports' connections as last
+    /// seen. [any control thread: atomics and a lock]
+    func monitorCounters() -> HostCounters? {
+        let gone = cycle.serverGone.load(ordering: .acquiring)
+        let (connections, settled) = publishedConnections.withLock { $0 }
+        return HostCounters(xruns: cycle.xruns.load(ordering: .relaxed), paused: cycle.paused.load(ordering: .relaxed),
+                            shutdownReason: gone ? cycle.shutdownReason : nil,
+                            bufferSize: cycle.bufferSize.load(ordering: .relaxed),
+                            connections: connections, connectionsSettled: settled)
     }
 }

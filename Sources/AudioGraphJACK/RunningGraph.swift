@@ -25,6 +25,7 @@ import Glibc
 /// - `set`, `value`, `seek`, `pause`, `play`, `status`, `control`:
 ///   [any control thread].
 /// - `events`: any task may iterate it.
+/// - `monitor`: see `GraphMonitor` (the owner thread polls it at each tick).
 public final class RunningGraph: @unchecked Sendable {
     public enum ServerMode: String, Sendable, CaseIterable {
         /// Join a running server, or start an embedded one when none runs.
@@ -98,38 +99,11 @@ public final class RunningGraph: @unchecked Sendable {
         public init() {}
     }
 
-    public enum Event: Sendable, Equatable {
-        case xrun(total: Int)
-        case underrun(node: String, total: Int)
-        /// A node dropped frames (a `file-out` whose writer fell behind:
-        /// they are not in its file): its total so far.
-        case dropped(node: String, total: Int)
-        case endOfStream
-        case bufferSize(Int)
-        case connection(ours: String, other: String, connected: Bool)
-        /// The JACK server went away.
-        case shutdown(reason: String)
-        /// The graph runs again on a (new) server after a shutdown.
-        case reconnected
-        /// The output route changed (from the `jack-out` nodes' connections
-        /// and their `headphones` patterns).
-        case route(OutputRoute)
-        /// A node's latency changed and the listed nodes' inputs could not
-        /// be aligned again (more delay than their lines hold).
-        case latencyNotAligned(nodes: [String])
-        /// A `meter` node finished a window (at most one event per meter
-        /// per owner tick, with its latest window).
-        case meter(MeterReading)
-        /// A `playlist` node's item started, ended, was skipped or failed
-        /// (published when the audio reaches it).
-        case playlist(PlaylistEvent)
-        /// A node's reading changed (`ReadingPublishing`: an LV2 plugin's
-        /// control output), looked at on each owner tick (4 Hz or more).
-        case reading(node: String, name: String, value: Double)
-        /// A hot reload took effect (`reload(graph:crossfadeMs:)`, however
-        /// it was asked for): what changed.
-        case reloaded(ReloadReport)
-    }
+    /// What `events` carries: the graph monitor's events (`GraphEvent`:
+    /// xruns, underruns, dropped frames, the end, the period, connections,
+    /// shutdown and reconnection, the route, latency, meters, playlists,
+    /// readings, reloads, pause), the same values every front end gets.
+    public typealias Event = GraphEvent
 
     /// Where the graph is: position, peaks (over the last 0.25–0.5 s, not reset
     /// by reading), xruns, underruns, DSP load.
@@ -143,7 +117,14 @@ public final class RunningGraph: @unchecked Sendable {
     public var compiled: CompiledGraph { current.withLock { $0.compiled } }
     public var engine: Engine { compiled.engine }
     public let binder: JACKPortBinder
+    /// Every event of the graph, from its start: a subscriber of `monitor`.
     public let events: AsyncStream<Event>
+    /// The one graph monitor every front end subscribes to (the console,
+    /// OSC, NSM, `events`); the owner thread polls it at each tick (4 Hz or
+    /// more), and a front end may poll it too for quicker events.
+    public let monitor: GraphMonitor
+    private let continuation: AsyncStream<Event>.Continuation
+    private let eventsToken: Int
     /// Set/get/seek/pause/play/status by address and word; a reload gives
     /// a new one (for the new graph). [control threads]
     public var control: ControlSurface { current.withLock { $0.control } }
@@ -170,6 +151,10 @@ public final class RunningGraph: @unchecked Sendable {
         latencyRequest = try options.cpuDMALatency.map { try CPULatencyRequest(microseconds: $0) }
         let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.events = events
+        self.continuation = continuation
+        let monitor = GraphMonitor()
+        self.monitor = monitor
+        eventsToken = monitor.subscribe { continuation.yield($0) }
         let wakeup = Wakeup()
         let owner = OwnerThread(name: "agraph-jack", interval: 0.25, wakeup: wakeup)
         try owner.start()
@@ -177,9 +162,16 @@ public final class RunningGraph: @unchecked Sendable {
         do {
             session = try owner.sync { () throws -> JACKSession in
                 let s = try JACKSession(graph: graph, binder: binder, options: options,
-                                        continuation: continuation, wakeup: wakeup)
-                // From here on the owner thread runs the session's monitor.
-                Self.monitor(s, on: owner, continuation: continuation)
+                                        monitor: monitor, wakeup: wakeup)
+                monitor.setHost(s)
+                monitor.follow(s.compiled)
+                // From here on the owner thread ticks the session and polls the monitor.
+                owner.tick = { [weak s] in
+                    guard let s else { return }
+                    s.tick()
+                    monitor.poll()
+                }
+                Self.routeLatencyNotices(s, on: owner)
                 return s
             }
         } catch {
@@ -191,35 +183,22 @@ public final class RunningGraph: @unchecked Sendable {
         self.session = session
         // A graph without "sampleRate" was validated again at the server's.
         cycle = session.cycle
-        let transport = LiveTransport(session: session)
+        let transport = LiveTransport(session: session, monitor: monitor)
         self.transport = transport
         current = Locked((session.compiled, ControlSurface(compiled: session.compiled, host: transport)))
         owner.sync { [weak owner] in
-            // The event sources and latency notices follow a reload's nodes.
+            // The monitor and the latency notices follow a reload's nodes.
             session.onReloaded = { [weak owner, weak session] in
                 guard let owner, let s = session else { return }
-                Self.monitor(s, on: owner, continuation: continuation)
+                monitor.follow(s.compiled)
+                Self.routeLatencyNotices(s, on: owner)
             }
         }
         owner.wake()
     }
 
-    /// Makes the owner thread's tick run the session's monitor and its
-    /// event sources (meters, playlists), and routes the nodes' latency
-    /// notices to the owner thread. [owner-thread]
-    private static func monitor(_ s: JACKSession, on owner: OwnerThread,
-                                continuation: AsyncStream<Event>.Continuation) {
-        let meters = MeterEvents(session: s, continuation: continuation)
-        let playlists = PlaylistEvents(session: s, continuation: continuation)
-        let readings = ReadingEvents(session: s, continuation: continuation)
-        owner.tick = { [weak s] in
-            s?.tick()
-            if s != nil {
-                meters.tick()
-                playlists.tick()
-                readings.tick()
-            }
-        }
+    /// Routes the nodes' latency notices to the owner thread. [owner-thread]
+    private static func routeLatencyNotices(_ s: JACKSession, on owner: OwnerThread) {
         for id in s.engine.ids {
             guard let node = s.engine.node(id) as? LatencyChangeNotifying else { continue }
             node.onLatencyChange = { [weak owner, weak s] in owner?.async { s?.latencyChanged() } }
@@ -293,7 +272,7 @@ public final class RunningGraph: @unchecked Sendable {
             current.withLock { $0 = (next, ControlSurface(compiled: next, host: transport)) }
             guard let swap else {
                 let report = ReloadReport(diff: diff, swapped: false)
-                session.continuation.yield(.reloaded(report))
+                monitor.post(.reloaded(report))
                 return report
             }
             // The callback takes it at its next cycle; a stopped server never does.
@@ -305,7 +284,7 @@ public final class RunningGraph: @unchecked Sendable {
             let took = swap.taken.load(ordering: .acquiring) ? Double(MonotonicClock.nanoseconds() &- start) / 1e9 : -1
             owner.wake()
             let report = ReloadReport(diff: diff, swapped: true, secondsToSwap: took)
-            session.continuation.yield(.reloaded(report))
+            monitor.post(.reloaded(report))
             return report
         }
     }
@@ -408,6 +387,8 @@ public final class RunningGraph: @unchecked Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return [] }
         let errors = owner.sync { [session] in session.stop() }
         owner.stop()
+        monitor.unsubscribe(eventsToken)
+        continuation.finish()
         latencyRequest?.release()
         return errors
     }
@@ -420,9 +401,12 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
     private var cycle: ProcessCycle { session.cycle }
     /// The running compiled graph (a reload replaces it). [any thread]
     let compiled: Locked<CompiledGraph>
+    /// The graph's monitor, for the control surfaces' front ends.
+    let monitor: GraphMonitor?
 
-    init(session: JACKSession) {
+    init(session: JACKSession, monitor: GraphMonitor) {
         self.session = session
+        self.monitor = monitor
         compiled = Locked(session.compiled)
     }
 
@@ -455,71 +439,5 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                                .map(\.droppedFrames).reduce(0, +))
             .with(resampledFrom: running.graph.nodes.compactMap { (engine.node($0.id) as? RateConverting)?.convertedFromRate },
                   graphRate: running.graph.sampleRate)
-    }
-}
-
-/// Publishes a `.meter` event when a `meter` node has finished a window
-/// (the audio thread publishes the levels; this reads them). [owner-thread]
-final class MeterEvents: @unchecked Sendable {
-    private let meters: [any MeterReporting]
-    private var seen: [Int]
-    private let continuation: AsyncStream<RunningGraph.Event>.Continuation
-
-    init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
-        meters = session.graph.nodes.compactMap { session.engine.node($0.id) as? any MeterReporting }
-        seen = Array(repeating: 0, count: meters.count)
-        self.continuation = continuation
-    }
-
-    func tick() {
-        for (i, meter) in meters.enumerated() {
-            let window = meter.windowCount
-            guard window != seen[i] else { continue }
-            seen[i] = window
-            continuation.yield(.meter(meter.reading()))
-        }
-    }
-}
-
-/// Publishes the readings of `ReadingPublishing` nodes when they change.
-/// [owner-thread]
-final class ReadingEvents: @unchecked Sendable {
-    private let nodes: [(id: String, node: any ReadingPublishing, names: [String])]
-    private var seen: [[Double?]]
-    private let continuation: AsyncStream<RunningGraph.Event>.Continuation
-
-    init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
-        nodes = session.graph.nodes.compactMap { n in
-            (session.engine.node(n.id) as? ReadingPublishing).map { (n.id, $0, $0.readingNames.map(\.name)) }
-        }
-        seen = nodes.map { Array(repeating: nil, count: $0.names.count) }
-        self.continuation = continuation
-    }
-
-    func tick() {
-        for (i, n) in nodes.enumerated() {
-            for (k, name) in n.names.enumerated() {
-                guard let v = n.node.reading(name), v != seen[i][k] else { continue }
-                seen[i][k] = v
-                continuation.yield(.reading(node: n.id, name: name, value: v))
-            }
-        }
-    }
-}
-
-/// Publishes the `playlist` nodes' events as they reach the audio.
-/// [owner-thread]
-final class PlaylistEvents: @unchecked Sendable {
-    private let playlists: [any PlaylistControlling]
-    private var cursor = PlaylistEventCursor()
-    private let continuation: AsyncStream<RunningGraph.Event>.Continuation
-
-    init(session: JACKSession, continuation: AsyncStream<RunningGraph.Event>.Continuation) {
-        playlists = session.graph.nodes.compactMap { session.engine.node($0.id) as? PlaylistControlling }
-        self.continuation = continuation
-    }
-
-    func tick() {
-        for e in cursor.take(from: playlists) { continuation.yield(.playlist(e)) }
     }
 }

@@ -163,8 +163,6 @@ extension JACKSession {
         _ = waitForJobs(next.engine.worker, of: next.engine, frames: cycle.bufferSize.load(ordering: .relaxed))
         publishFollowers()
         jackPorts = ports
-        underrunNodes = new.nodes.compactMap { n in (next.engine.node(n.id) as? UnderrunCounting).map { (n.id, $0) } }
-        dropNodes = new.nodes.compactMap { n in (next.engine.node(n.id) as? DropCounting).map { (n.id, $0) } }
         // Route-aware new nodes learn their route before their first block.
         for id in leaving.union(diff.added) { nodeRoutes[id] = nil }
         updateRoute(connectionsBySlot())

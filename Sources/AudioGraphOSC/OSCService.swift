@@ -9,6 +9,11 @@
 //
 // A hot reload replaces the graph's control surface: the service asks for
 // the current one before each message and each tick (`follow`).
+//
+// Events come from the graph's one monitor (`ControlSurface.monitor`, a
+// live graph's `RunningGraph.monitor`): the service subscribes with a
+// cursor of its own and polls it at `Limits.eventPoll`; it diffs nothing.
+// Parameter addresses are resolved once into handles, kept by address.
 
 import AudioGraphHost
 #if canImport(Glibc)
@@ -59,6 +64,8 @@ final class OSCService {
         static let idle = 0.25
         /// Characters of an error message sent back.
         static let errorText = 1000
+        /// Parameter handles kept (the cache starts again when full).
+        static let handles = 1024
     }
 
     /// The running graph's control surface, as last looked at.
@@ -74,8 +81,14 @@ final class OSCService {
     private var acks: [(ticket: Int, to: SocketAddress, message: OSCMessage)] = []
 
     private var subscribers: [Subscriber] = []
-    private var watch: EventWatch?
+    /// The monitor the events subscription reads, and its place in it;
+    /// nil while no one subscribes to events.
+    private var eventFeed: (monitor: GraphMonitor, cursor: GraphEventCursor)?
     private var nextEventPoll = 0.0
+    /// Parameter handles by the text they were resolved from (an OSC
+    /// address or `/agraph/set`'s argument), for the current control
+    /// surface; at most `Limits.handles`.
+    private var handles: [String: ParameterHandle] = [:]
 
     /// Where refusals are kept for the host's console (nil: nowhere).
     private let errorLog: OSCErrorLog?
@@ -102,11 +115,27 @@ final class OSCService {
         guard current !== control else { return }
         let sameEngine = current.compiled.engine === control.compiled.engine
         control = current
+        handles.removeAll()
         if !sameEngine {
             for a in acks { send(a.message, to: a.to) }
             acks.removeAll()
         }
-        watch?.follow(control: current)
+        // A live graph's monitor follows the reload itself; a surface
+        // without one has a monitor of its own: subscribe to the new one.
+        if let feed = eventFeed, feed.monitor !== current.monitor {
+            let monitor = current.monitor
+            eventFeed = (monitor, monitor.subscribe())
+        }
+    }
+
+    /// The handle for `key`, resolved once by `resolve` and kept.
+    private func handle(_ key: String, _ resolve: () throws(ControlError) -> ParameterHandle) throws(Refusal) -> ParameterHandle {
+        if let h = handles[key] { return h }
+        let h: ParameterHandle
+        do { h = try resolve() } catch { throw Refusal(error.message) }
+        if handles.count >= Limits.handles { handles.removeAll() }
+        handles[key] = h
+        return h
     }
 
     // MARK: receiving
@@ -166,34 +195,41 @@ final class OSCService {
                 return
             }
             // /agraph/NODE/PARAM or /agraph/NODE/PARAM/INDEX: set, no reply.
-            let address = try Self.parameterAddress(m.address, parts)
+            let target: ParameterHandle
+            if let h = handles[m.address] {
+                target = h
+            } else {
+                let address = try Self.parameterAddress(m.address, parts)
+                target = try handle(m.address) { () throws(ControlError) in try control.resolve(address) }
+            }
             guard m.arguments.count == 1 else {
                 throw Refusal("\(m.address) takes one value (a number, true/false or a word); got \(m.arguments.count) arguments (\(m.typeTags))")
             }
-            _ = try apply(address, m.arguments[0])
+            _ = try apply(target, m.arguments[0])
         } catch {
             refuse(m.address, error.message, to: sender)
         }
     }
 
-    /// `node.param` or `node.param[i]` of `/agraph/node/param[/i]`.
-    static func parameterAddress(_ full: String, _ parts: [String]) throws(Refusal) -> String {
+    /// `node.param` or `node.param[i]` of `/agraph/node/param[/i]`, taken
+    /// from the path's parts (no text to parse again).
+    static func parameterAddress(_ full: String, _ parts: [String]) throws(Refusal) -> ParameterAddress {
         guard parts.count == 2 || parts.count == 3, !parts.contains(where: \.isEmpty) else {
             throw Refusal("\(full) is not an address of a parameter: write /agraph/NODE/PARAM or /agraph/NODE/PARAM/INDEX")
         }
         if parts.contains(where: { $0.contains(where: { "*?[]{}, #".contains($0) }) }) {
             throw Refusal("\(full): OSC address patterns (* ? [ ] { }) are not supported; name one node and parameter")
         }
-        guard parts.count == 3 else { return "\(parts[0]).\(parts[1])" }
+        guard parts.count == 3 else { return ParameterAddress(node: parts[0], parameter: parts[1]) }
         guard parts[2].allSatisfy({ $0 >= "0" && $0 <= "9" }), let i = Int(parts[2]) else {
             throw Refusal("\(full): the index '\(parts[2])' must be a whole number ≥ 0 (element i of a list parameter)")
         }
-        return "\(parts[0]).\(parts[1])[\(i)]"
+        return ParameterAddress(node: parts[0], parameter: parts[1], element: i)
     }
 
     /// Sets `address` to one OSC argument: a number (`i h f d`), `T`/`F`,
     /// or a word (`s S`: a number, true/false/on/off, a choice's name).
-    private func apply(_ address: String, _ argument: OSCArgument) throws(Refusal) -> ParameterReading {
+    private func apply(_ address: ParameterHandle, _ argument: OSCArgument) throws(Refusal) -> ParameterReading {
         do {
             switch argument {
             case .bool(let b):
@@ -225,7 +261,8 @@ final class OSCService {
         guard m.arguments.count == 2, let address = m.arguments[0].text else {
             throw Refusal("/agraph/set takes a parameter address and a value: ,s then one of i h f d T F s (got \(m.typeTags))")
         }
-        let reading = try apply(address, m.arguments[1])
+        let reading = try apply(try handle("set " + address) { () throws(ControlError) in try control.resolve(address) },
+                                m.arguments[1])
         // The change is in the queue: at most this many changes were posted
         // up to and including it (another control thread may have posted
         // after it; waiting for theirs too only errs late).
@@ -363,8 +400,9 @@ final class OSCService {
         case .meters: subscriber.meters = Periodic(interval: 1 / rate, next: now)
         case .position: subscriber.position = Periodic(interval: 1 / rate, next: now)
         case .events:
-            if watch == nil {
-                watch = EventWatch(control: control)
+            if eventFeed == nil {
+                let monitor = control.monitor
+                eventFeed = (monitor, monitor.subscribe())
                 nextEventPoll = now
             }
             subscriber.events = true
@@ -397,7 +435,7 @@ final class OSCService {
 
     private func dropIdleSubscribers() {
         subscribers.removeAll { $0.isIdle }
-        if !subscribers.contains(where: \.events) { watch = nil }
+        if !subscribers.contains(where: \.events) { eventFeed = nil }
     }
 
     // MARK: time
@@ -427,11 +465,15 @@ final class OSCService {
                 if let st = current() { deliver(OSCPacket.encode(Self.positionMessage(st)), to: s) }
             }
         }
-        if watch != nil, nextEventPoll <= now {
+        if var feed = eventFeed, nextEventPoll <= now {
             nextEventPoll = now + Limits.eventPoll
-            let events = watch?.poll(control: control) ?? []
+            let monitor = feed.monitor
+            monitor.poll()
+            let events = monitor.events(since: &feed.cursor)
+            eventFeed = feed
             for e in events {
-                let bytes = OSCPacket.encode(e)
+                guard let message = Self.eventMessage(e) else { continue }
+                let bytes = OSCPacket.encode(message)
                 for s in subscribers where s.events { deliver(bytes, to: s) }
             }
         }
@@ -454,7 +496,7 @@ final class OSCService {
             if let p = s.meters { next = min(next, p.next) }
             if let p = s.position { next = min(next, p.next) }
         }
-        if watch != nil { next = min(next, nextEventPoll) }
+        if eventFeed != nil { next = min(next, nextEventPoll) }
         return max(next - now, 0)
     }
 
@@ -542,78 +584,17 @@ final class Subscriber {
     var isIdle: Bool { meters == nil && position == nil && !events }
 }
 
-/// What the events subscription watches, as last seen: each poll turns
-/// the differences into messages. [osc-thread]
-struct EventWatch {
-    private var xruns: Int
-    private var underruns: [(node: String, counter: any UnderrunCounting, total: Int)]
-    private var finished: Bool
-    private var paused: Bool
-    private var serverGone: Bool
-    private var playlistCursor = PlaylistEventCursor()
-    /// `ReadingPublishing` nodes (LV2 control outputs) and their last values.
-    private var readings: [(node: String, source: any ReadingPublishing, names: [String], last: [Double?])] = []
-
-    private static func readingSources(_ control: ControlSurface) -> [(node: String, source: any ReadingPublishing, names: [String], last: [Double?])] {
-        let engine = control.compiled.engine
-        return control.compiled.graph.nodes.compactMap { n in
-            (engine.node(n.id) as? ReadingPublishing).map { r in
-                let names = r.readingNames.map(\.name)
-                return (n.id, r, names, names.map { r.reading($0) })
-            }
-        }
-    }
-
-    /// Starts from now: only what happens afterwards is reported.
-    init(control: ControlSurface) {
-        let s = try? control.status()
-        xruns = s?.xruns ?? 0
-        finished = s?.finished ?? false
-        paused = s?.paused ?? false
-        serverGone = s?.serverGone ?? false
-        let engine = control.compiled.engine
-        underruns = control.compiled.graph.nodes.compactMap { n in
-            (engine.node(n.id) as? UnderrunCounting).map { (n.id, $0, $0.underrunCount) }
-        }
-        _ = control.playlistEvents(since: &playlistCursor)
-        readings = Self.readingSources(control)
-    }
-
-    /// A reload's new control surface: the underrun counters of the new
-    /// graph's nodes (those kept go on from their totals), its playlists'
-    /// events from now on.
-    mutating func follow(control: ControlSurface) {
-        let engine = control.compiled.engine
-        let before = underruns
-        underruns = control.compiled.graph.nodes.compactMap { n in
-            (engine.node(n.id) as? UnderrunCounting).map { counter in
-                let kept = before.first { $0.counter === counter }
-                return (n.id, counter, kept?.total ?? counter.underrunCount)
-            }
-        }
-        playlistCursor = PlaylistEventCursor()
-        _ = control.playlistEvents(since: &playlistCursor)
-        readings = Self.readingSources(control)
-    }
-
-    /// `/agraph/event/…` messages for what changed since the last poll.
-    mutating func poll(control: ControlSurface) -> [OSCMessage] {
-        var out: [OSCMessage] = []
-        guard let s = try? control.status() else { return out }
-        if s.xruns > xruns {
-            xruns = s.xruns
-            out.append(OSCMessage("/agraph/event/xrun", [.int32(Int32(clamping: xruns))]))
-        }
-        for i in underruns.indices {
-            let total = underruns[i].counter.underrunCount
-            if total > underruns[i].total {
-                underruns[i].total = total
-                out.append(OSCMessage("/agraph/event/underrun", [.string(underruns[i].node), .int32(Int32(clamping: total))]))
-            }
-        }
-        for e in control.playlistEvents(since: &playlistCursor) {
-            var args: [OSCArgument] = [.string(e.node), .string(""), .int32(Int32(clamping: e.item)), .string(e.path)]
-            switch e.kind {
+extension OSCService {
+    /// The `/agraph/event/…` message for a monitor's event; nil for the
+    /// events OSC does not send (docs/osc.md lists those it does).
+    static func eventMessage(_ e: GraphEvent) -> OSCMessage? {
+        switch e {
+        case .xrun(let total): return OSCMessage("/agraph/event/xrun", [.int32(Int32(clamping: total))])
+        case .underrun(let node, let total):
+            return OSCMessage("/agraph/event/underrun", [.string(node), .int32(Int32(clamping: total))])
+        case .playlist(let p):
+            var args: [OSCArgument] = [.string(p.node), .string(""), .int32(Int32(clamping: p.item)), .string(p.path)]
+            switch p.kind {
             case .started: args[1] = .string("started")
             case .ended: args[1] = .string("ended")
             case .skipped: args[1] = .string("skipped")
@@ -621,23 +602,13 @@ struct EventWatch {
                 args[1] = .string("failed")
                 args.append(.string(reason))
             }
-            out.append(OSCMessage("/agraph/event/item", args))
+            return OSCMessage("/agraph/event/item", args)
+        case .reading(let node, let name, let value):
+            return OSCMessage("/agraph/event/reading", [.string(node), .string(name), .float(Float(value))])
+        case .paused(let paused): return OSCMessage("/agraph/event/state", [.string(paused ? "paused" : "playing")])
+        case .endOfStream: return OSCMessage("/agraph/event/end")
+        case .shutdown: return OSCMessage("/agraph/event/shutdown")
+        case .dropped, .bufferSize, .connection, .reconnected, .route, .latencyNotAligned, .meter, .reloaded: return nil
         }
-        for i in readings.indices {
-            for (k, name) in readings[i].names.enumerated() {
-                guard let v = readings[i].source.reading(name), v != readings[i].last[k] else { continue }
-                readings[i].last[k] = v
-                out.append(OSCMessage("/agraph/event/reading", [.string(readings[i].node), .string(name), .float(Float(v))]))
-            }
-        }
-        if s.paused != paused {
-            paused = s.paused
-            out.append(OSCMessage("/agraph/event/state", [.string(paused ? "paused" : "playing")]))
-        }
-        if s.finished && !finished { out.append(OSCMessage("/agraph/event/end")) }
-        finished = s.finished
-        if s.serverGone && !serverGone { out.append(OSCMessage("/agraph/event/shutdown")) }
-        serverGone = s.serverGone
-        return out
     }
 }

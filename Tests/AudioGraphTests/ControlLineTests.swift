@@ -128,10 +128,10 @@ final class ControlLineTests: XCTestCase {
     }
 
     func testEveryCommand() throws {
-        XCTAssertEqual(try ControlLine.parse("set mix.gains[1] -6"), .set(address: "mix.gains[1]", value: "-6"))
-        XCTAssertEqual(try ControlLine.parse("  set\tg.mute   true  "), .set(address: "g.mute", value: "true"))
-        XCTAssertEqual(try ControlLine.parse("set dec.endpoint speakers"), .set(address: "dec.endpoint", value: "speakers"))
-        XCTAssertEqual(try ControlLine.parse("get g.gain"), .get(address: "g.gain"))
+        XCTAssertEqual(try ControlLine.parse("set mix.gains[1] -6"), .set(address: ParameterAddress(node: "mix", parameter: "gains", element: 1), value: "-6"))
+        XCTAssertEqual(try ControlLine.parse("  set\tg.mute   true  "), .set(address: ParameterAddress(node: "g", parameter: "mute"), value: "true"))
+        XCTAssertEqual(try ControlLine.parse("set dec.endpoint speakers"), .set(address: ParameterAddress(node: "dec", parameter: "endpoint"), value: "speakers"))
+        XCTAssertEqual(try ControlLine.parse("get g.gain"), .get(address: ParameterAddress(node: "g", parameter: "gain")))
         XCTAssertEqual(try ControlLine.parse("seek 12.5"), .seek(node: nil, seconds: 12.5))
         XCTAssertEqual(try ControlLine.parse("seek song 30"), .seek(node: "song", seconds: 30))
         XCTAssertEqual(try ControlLine.parse("seek 0"), .seek(node: nil, seconds: 0))
