@@ -39,7 +39,7 @@ public final class CompiledGraph: @unchecked Sendable {
 
     /// Resolves a parameter address, already parsed, to a handle: the
     /// node, the parameter and the element it names, checked to be live
-    /// and (for lists) in range. Parses nothing. [control-thread]
+    /// and (for lists) in range. Parses nothing. [main-thread | owner-thread | control-thread]
     public func resolve(_ address: ParameterAddress) throws(ParameterError) -> ParameterHandle {
         let nodeID = address.node, name = address.parameter
         guard let index = engine.stepIndex(of: nodeID), let node = graphNode(nodeID) else {
@@ -67,7 +67,7 @@ public final class CompiledGraph: @unchecked Sendable {
     }
 
     /// Parses `node.param` or `node.param[i]` (the one parser,
-    /// `ParameterAddress(parsing:)`) and resolves it. [control-thread]
+    /// `ParameterAddress(parsing:)`) and resolves it. [main-thread | owner-thread | control-thread]
     public func resolve(_ address: String) throws(ParameterError) -> ParameterHandle {
         let a: ParameterAddress
         do { a = try ParameterAddress(parsing: address) } catch { throw ParameterError(description: error.message) }
@@ -82,7 +82,7 @@ public final class CompiledGraph: @unchecked Sendable {
     }
 
     /// The change that sets `handle`'s parameter to `value`, checked
-    /// against its choices, its range and the node's own rule. [control-thread]
+    /// against its choices, its range and the node's own rule. [main-thread | owner-thread | control-thread]
     public func change(_ handle: ParameterHandle, _ value: Double) throws(ParameterError) -> ParameterChange {
         try check(handle)
         let p = handle.descriptor
@@ -103,19 +103,19 @@ public final class CompiledGraph: @unchecked Sendable {
     }
 
     /// Resolves `node.param` or `node.param[i]` to a change with `value`.
-    /// [control-thread]
+    /// [main-thread | owner-thread | control-thread]
     public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
         try change(try resolve(address), value)
     }
 
-    /// Queues a change of `handle`'s parameter for the next block. [control-thread]
+    /// Queues a change of `handle`'s parameter for the next block. [main-thread | owner-thread | control-thread]
     public func set(_ handle: ParameterHandle, _ value: Double) throws(ParameterError) {
         let c = try change(handle, value)
         if !engine.post(c) { throw ParameterError(description: "the parameter queue is full; try again") }
         valuesLock.withLock { $0[handle.address.description] = value }
     }
 
-    /// Queues a change for the next block. [control-thread]
+    /// Queues a change for the next block. [main-thread | owner-thread | control-thread]
     public func set(_ address: String, _ value: Double) throws(ParameterError) {
         try set(try resolve(address), value)
     }
@@ -125,7 +125,7 @@ public final class CompiledGraph: @unchecked Sendable {
 
     /// The number a word stands for at `handle`: a number, true/false/on/off,
     /// or the name of one of a choice parameter's options (its index).
-    /// [control-thread]
+    /// [main-thread | owner-thread | control-thread]
     public func number(_ handle: ParameterHandle, word: String) throws(ParameterError) -> Double {
         if word.utf8.contains(0) {
             throw ParameterError(description: "the value for \(handle.address) has a NUL byte in it: give a number, true/false or an option's name")
@@ -142,7 +142,7 @@ public final class CompiledGraph: @unchecked Sendable {
     }
 
     /// The number a word stands for at `address` (see `number(_:word:)`).
-    /// [control-thread]
+    /// [main-thread | owner-thread | control-thread]
     public func number(_ address: String, word: String) throws(ParameterError) -> Double {
         if word.utf8.contains(0) {
             throw ParameterError(description: "the value for \(address) has a NUL byte in it: give a number, true/false or an option's name")
@@ -151,7 +151,7 @@ public final class CompiledGraph: @unchecked Sendable {
     }
 
     /// The value of `handle`'s parameter: the last one set, else the
-    /// graph's. Booleans read as 0 or 1. [control-thread]
+    /// graph's. Booleans read as 0 or 1. [main-thread | owner-thread | control-thread]
     public func value(_ handle: ParameterHandle) throws(ParameterError) -> Double {
         try check(handle)
         let address = handle.address.description
@@ -177,7 +177,7 @@ public final class CompiledGraph: @unchecked Sendable {
         }
     }
 
-    /// The value of a parameter by address (see `value(_:)`). [control-thread]
+    /// The value of a parameter by address (see `value(_:)`). [main-thread | owner-thread | control-thread]
     public func value(_ address: String) throws(ParameterError) -> Double {
         try value(try resolve(address))
     }

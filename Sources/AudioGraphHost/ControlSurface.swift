@@ -242,7 +242,7 @@ extension ControlHost {
 }
 
 /// A control host's status as a monitor's counters, for a host without a
-/// monitor of its own. [control-thread]
+/// monitor of its own. [main-thread | control-thread]
 private final class StatusCounters: GraphMonitorHost, @unchecked Sendable {
     private weak var host: (any ControlHost)?
     init(_ host: (any ControlHost)?) { self.host = host }

@@ -88,13 +88,13 @@ public struct HostCounters: Sendable, Equatable {
 /// its counters, read once per poll.
 public protocol GraphMonitorHost: AnyObject {
     /// The counters now; nil when there is nothing to tell (the host is
-    /// gone). [called on whichever control thread polls the monitor, one
-    /// poll at a time: it must be safe there]
+    /// gone). [main-thread | owner-thread | control-thread; on whichever
+    /// thread polls the monitor, one poll at a time]
     func monitorCounters() -> HostCounters?
 }
 
 /// A subscriber's place in a monitor's events: each reader keeps its own.
-/// [its owner's thread]
+/// [any-thread; the object's owning thread]
 public struct GraphEventCursor: Sendable, Equatable {
     /// The sequence number of the next event this reader takes.
     public fileprivate(set) var next: Int
@@ -115,12 +115,11 @@ public struct GraphEventCursor: Sendable, Equatable {
 /// further behind loses its oldest ones (counted in `missed`), no one
 /// else's.
 ///
-/// Threading:
-/// - `poll`, `follow`, `setHost`: [control-thread] (the host's owner
-///   thread ticks it; a front end wanting quicker events may poll too):
-///   polls are serialized, and each diff happens once whoever polls.
-/// - `post`, `subscribe`, `events(since:)`, `unsubscribe`: [any-thread]
-///   but not the audio thread (they take a lock).
+/// Threading: every member [main-thread | owner-thread | control-thread;
+/// takes a lock], never the audio thread.
+/// - `poll`: a live host's owner thread polls at each tick; a front end
+///   wanting quicker events (OSC) may poll too. Polls are serialized, and
+///   each diff happens once, whoever polls.
 /// - Callbacks run on the thread that polled or posted, one event at a
 ///   time, in order; they must not block, nor poll or post.
 public final class GraphMonitor: @unchecked Sendable {
@@ -161,14 +160,14 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// A monitor of `compiled` (nil: none yet, `follow` gives it one),
     /// with `host`'s counters (held weakly; nil: the graph alone).
-    /// [control-thread]
+    /// [main-thread | owner-thread | control-thread]
     public init(compiled: CompiledGraph? = nil, host: (any GraphMonitorHost)? = nil, capacity: Int = 4096) {
         self.capacity = max(capacity, 1)
         self.host = host
         if let compiled { follow(compiled) }
     }
 
-    /// Gives the monitor its host (held weakly). [control-thread]
+    /// Gives the monitor its host (held weakly). [main-thread | owner-thread | control-thread; takes a lock]
     public func setHost(_ host: (any GraphMonitorHost)?) {
         pollLock.withLock { _ in self.host = host }
     }
@@ -176,7 +175,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// Watches `compiled`'s nodes from here on (a reload's new graph).
     /// Nodes kept from the graph watched before (the same objects) go on
     /// from what was seen of them; new nodes are watched from their start.
-    /// [control-thread]
+    /// [main-thread | owner-thread | control-thread; takes a lock]
     public func follow(_ compiled: CompiledGraph) {
         let engine = compiled.engine
         let nodes = compiled.graph.nodes.compactMap { n in engine.node(n.id).map { (id: n.id, node: $0) } }
@@ -230,7 +229,7 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// Looks at every source once and publishes what changed since the
     /// last poll, to every subscriber. Returns how many events it found.
-    /// [control-thread; polls are serialized]
+    /// [main-thread | owner-thread | control-thread; polls are serialized]
     @discardableResult
     public func poll() -> Int {
         let found = pollLock.withLock { s in diff(&s) }
@@ -320,7 +319,7 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// Publishes an event the host saw itself (a route worked out, a
     /// reconnection, a reload, a connection that could not be made), in
-    /// order with the polled ones. [any-thread but the audio thread]
+    /// order with the polled ones. [main-thread | owner-thread | control-thread; takes a lock]
     public func post(_ event: GraphEvent) {
         publish([event])
     }
@@ -351,14 +350,14 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// A cursor that takes the events from now on: the monitor polls first,
     /// so what happened before the subscription is not an event for it.
-    /// [control-thread]
+    /// [main-thread | owner-thread | control-thread; takes a lock]
     public func subscribe() -> GraphEventCursor {
         poll()
         return GraphEventCursor(next: log.withLock { $0.end })
     }
 
     /// The events `cursor` has not taken yet, oldest first; advances it.
-    /// Looks at nothing: `poll` does. [any-thread but the audio thread]
+    /// Looks at nothing: `poll` does. [main-thread | owner-thread | control-thread; takes a lock]
     public func events(since cursor: inout GraphEventCursor) -> [GraphEvent] {
         let (events, next, missed) = log.withLock { l -> ([GraphEvent], Int, Int) in
             let start = max(cursor.next, l.first)
@@ -372,7 +371,7 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// Calls `handler` with every event from now on (those already in the
     /// log are not repeated), on the thread that polls or posts; returns a
-    /// token for `unsubscribe`. [any-thread but the audio thread]
+    /// token for `unsubscribe`. [main-thread | owner-thread | control-thread; takes a lock]
     public func subscribe(_ handler: @escaping @Sendable (GraphEvent) -> Void) -> Int {
         callbacks.withLock { c in
             c.nextToken += 1
@@ -381,7 +380,7 @@ public final class GraphMonitor: @unchecked Sendable {
         }
     }
 
-    /// Ends a callback subscription. [any-thread but the audio thread]
+    /// Ends a callback subscription. [main-thread | owner-thread | control-thread; takes a lock]
     public func unsubscribe(_ token: Int) {
         callbacks.withLock { c in c.subscribers.removeAll { $0.token == token } }
     }

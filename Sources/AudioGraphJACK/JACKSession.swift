@@ -58,7 +58,7 @@ final class JACKSession: @unchecked Sendable {
     /// Our ports' connections as last seen, by short port name.
     private var lastConnections: [String: Set<String>] = [:]
     /// `lastConnections` and how many times they were settled, for the
-    /// monitor. [owner-thread writes, any thread reads]
+    /// monitor: the owner thread writes them, the monitor's poller reads them.
     private let publishedConnections = Locked<(connections: [String: Set<String>], settled: Int)>(([:], 0))
     /// Connections to bring back after a reconnect, by slot, until the
     /// ports they name exist again.
@@ -670,7 +670,7 @@ final class JACKSession: @unchecked Sendable {
 
 extension JACKSession: GraphMonitorHost {
     /// The process cycle's counters and our ports' connections as last
-    /// seen. [any control thread: atomics and a lock]
+    /// seen. [any-thread; atomics and a lock]
     func monitorCounters() -> HostCounters? {
         let gone = cycle.serverGone.load(ordering: .acquiring)
         let (connections, settled) = publishedConnections.withLock { $0 }

@@ -122,6 +122,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// The one graph monitor every front end subscribes to (the console,
     /// OSC, NSM, `events`); the owner thread polls it at each tick (4 Hz or
     /// more), and a front end may poll it too for quicker events.
+    /// [any-thread; see `GraphMonitor` for its members]
     public let monitor: GraphMonitor
     private let continuation: AsyncStream<Event>.Continuation
     private let eventsToken: Int
