@@ -13,7 +13,7 @@ import CFraming
 /// over `frame_size … crc_word` (the covered bytes plus the stored CRC) gives
 /// 0 when the frame is intact; that is how the reader checks frames.
 ///
-/// Table-driven: one 256-entry table, one lookup per byte. [any thread]
+/// Table-driven: one 256-entry table, one lookup per byte. [any-thread]
 public enum AC4CRC16 {
     /// The generator polynomial without its x^16 term.
     public static let polynomial = UInt16(AGRAPH_CRC16_POLYNOMIAL)
@@ -110,7 +110,7 @@ public enum AC4CRC16 {
     /// product of two small tables' entries (n mod 4096 and n / 4096).
     /// Immutable once built (one allocation, written only by `init`):
     /// shared by copies of a reader, and read through `View` without
-    /// reference counting. [any thread]
+    /// reference counting. [any-thread]
     final class RangeTable: @unchecked Sendable {
         /// Lengths below this take one power from `low`; longer ones multiply by `high` too.
         static let lowCount = 4096

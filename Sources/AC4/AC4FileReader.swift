@@ -33,7 +33,7 @@ public struct AC4FileError: Error, Sendable, Hashable, CustomStringConvertible {
 /// let result = file.readAll()      // frames + statistics
 /// for frame in file { … }          // or iterate
 /// ```
-/// A pure value. [any thread]
+/// A pure value. [any-thread]
 public struct AC4FileReader: Sequence, Sendable {
     /// The file read.
     public let path: String
@@ -96,7 +96,7 @@ public struct AC4FileReader: Sequence, Sendable {
     /// opened (opening a FIFO would wait for a writer), and so is a file
     /// over `limit` bytes. The type and size are checked again on the open
     /// descriptor, which is opened non-blocking in case the path was
-    /// replaced in between; blocking mode is restored for reading. [any thread]
+    /// replaced in between; blocking mode is restored for reading. [any-thread]
     static func readFile(_ path: String, limit: Int = maximumFileSize) throws(AC4FileError) -> [UInt8] {
         var st = stat()
         if stat(path, &st) != 0 {

@@ -1,6 +1,6 @@
 /// Where each frame of an AC-4 stream is and when it plays: for seeking
 /// (start decoding at an I-frame at or before the target sample, then trim
-/// to the exact sample). A pure value. [any thread]
+/// to the exact sample). A pure value. [any-thread]
 public struct AC4Index: Sendable, Hashable {
     /// One frame.
     public struct Entry: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import CFraming
 /// One AC-4 sync frame the reader accepted: its place in the buffer, its
-/// TOC fields and its timestamp. A pure value. [any thread]
+/// TOC fields and its timestamp. A pure value. [any-thread]
 ///
 /// ```
 /// offset            sync_word  (0xAC40, or 0xAC41 when a CRC follows)
@@ -79,7 +79,7 @@ public struct AC4IFrameSpacing: Sendable, Hashable {
     }
 }
 
-/// What an `AC4SyncFrameReader` counted while reading. A pure value. [any thread]
+/// What an `AC4SyncFrameReader` counted while reading. A pure value. [any-thread]
 ///
 /// Byte accounting: `frameBytes + skippedBytes + (truncatedTail?.bytes ?? 0)`
 /// is the size of the data once the reader has finished.
@@ -170,7 +170,7 @@ public struct AC4Statistics: Sendable, Hashable {
 /// every other step per position is constant.
 ///
 /// A value type: copies read independently (they share the buffer's
-/// storage, and the CRC tables once built). [any thread]
+/// storage, and the CRC tables once built). [any-thread]
 public struct AC4SyncFrameReader: Sequence, IteratorProtocol, Sendable {
     /// Sync word of a frame without CRC.
     public static let syncWordPlain: UInt16 = 0xAC40

@@ -1,5 +1,5 @@
 /// Wraps `raw_ac4_frame`s in sync frames (for tests and for re-muxing raw
-/// frames from MP4 into `.ac4`). [any thread]
+/// frames from MP4 into `.ac4`). [any-thread]
 public enum AC4SyncFrameWriter {
     /// The sync frame for `raw`: sync word (0xAC41 with CRC, else 0xAC40),
     /// `frame_size` (16-bit, or 0xFFFF and a 24-bit size when the size is

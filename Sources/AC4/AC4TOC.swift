@@ -14,7 +14,7 @@ import CFraming
 /// b_iframe_global     1 bit
 /// ```
 ///
-/// A pure value. [any thread]
+/// A pure value. [any-thread]
 public struct AC4TOC: Sendable, Hashable {
     /// `bitstream_version`, with the `variable_bits(2)` extension added
     /// when the 2-bit field is 3 (so values ≥ 3 are possible).

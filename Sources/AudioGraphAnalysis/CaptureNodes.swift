@@ -22,7 +22,7 @@ public final class BlockCapture: @unchecked Sendable {
 
     deinit { buffer?.deallocate() }
 
-    /// Sets aside a block of `maxFrames` frames. [main-thread, before rendering]
+    /// Sets aside a block of `maxFrames` frames. [main-thread & !rendering]
     func prepare(maxFrames: Int) {
         buffer?.deallocate()
         buffer = .allocate(capacity: maxFrames * channels)
@@ -74,7 +74,7 @@ public struct CaptureSinkType: NodeType {
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode { CaptureSinkNode(capture: capture) }
 }
 
-/// [audio-thread: render; main-thread: init/prepare]
+/// [audio-thread | main-thread; render: audio; init, prepare: main]
 final class CaptureSinkNode: RenderNode {
     let capture: BlockCapture
     var input: AudioBus?
@@ -116,7 +116,7 @@ public struct ImpulseSourceType: NodeType {
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode { ImpulseSourceNode(channel: channel) }
 }
 
-/// [audio-thread: render; main-thread: init/prepare]
+/// [audio-thread | main-thread; render: audio; init, prepare: main]
 final class ImpulseSourceNode: RenderNode {
     let channel: Int?
     var output: AudioBus?

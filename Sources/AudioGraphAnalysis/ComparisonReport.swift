@@ -6,7 +6,7 @@ import Glibc
 
 /// The comparison for machines (`report.json`) and for people (the summary
 /// on stdout); the HTML page is in `ReportHTML.swift`. The JSON keys are
-/// documented in docs/compare.md. [any thread]
+/// documented in docs/compare.md. [any-thread]
 extension ComparisonResult {
     /// The version of report.json's layout.
     public static let reportFormat = "agraph-compare/1"
@@ -205,6 +205,7 @@ extension ComparisonResult {
     /// through. [main-thread]
     /// - Throws: `ComparisonError` naming the file that could not be written.
     public func writeReport(to directory: String) throws(ComparisonError) {
+        ThreadRole.check(.main)
         try Self.makeFolders(directory)
         try Self.write(json.rendered() + "\n", to: directory + "/report.json")
         try Self.write(html, to: directory + "/index.html")

@@ -4,7 +4,7 @@ import AudioGraphCore
 /// block in double precision:
 /// r = (n Σxy − Σx Σy) / √((n Σx² − (Σx)²) (n Σy² − (Σy)²)).
 /// 1: the same signal (up to a positive gain), −1: inverted, about 0:
-/// unrelated. [one thread at a time]
+/// unrelated. [any-thread; one thread at a time]
 public struct PearsonCorrelation: Sendable {
     public private(set) var count = 0
     private var sx = 0.0, sy = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0
@@ -41,7 +41,7 @@ public struct PearsonCorrelation: Sendable {
 /// Ls/Rs; for 7.1 also Lb/Rb); for `discrete` with two or more channels,
 /// channel 1 against channel 2 (0 and 1 counting from 0); none for mono.
 public enum ChannelPairs {
-    /// [any thread]
+    /// [any-thread]
     public static func pairs(layout: ChannelLayout, channels: Int) -> [(Int, Int)] {
         switch (layout, channels) {
         case (.stereo, 2), (.binaural, 2): return [(0, 1)]

@@ -47,7 +47,7 @@ public struct InterauralDifference: Sendable, Equatable {
 
     /// Measures a pair of responses of the same rate.
     /// - Parameter maxLagSeconds: the ITD search range, ± (1 ms by default).
-    /// [any thread]
+    /// [any-thread]
     public static func measure(left: [Float], right: [Float], sampleRate: Double,
                                maxLagSeconds: Double = 0.001) -> InterauralDifference {
         let n = min(left.count, right.count)

@@ -51,7 +51,8 @@ public struct OutputMeasurements: Sendable {
 /// the 100 ms loudness energies, 8 bytes each).
 ///
 /// Threading: one thread at a time; `add` appends to arrays (it may
-/// allocate), so not for the audio thread. [any thread but the audio thread]
+/// allocate), so not for the audio thread. [main-thread | worker-thread | owner-thread |
+/// control-thread]
 public final class OutputAnalyzer: @unchecked Sendable {
     public let format: StreamFormat
     private let loudness: ProgrammeLoudness
@@ -81,7 +82,7 @@ public final class OutputAnalyzer: @unchecked Sendable {
         correlations = pairs.map { _ in PearsonCorrelation() }
     }
 
-    /// Adds `count` interleaved frames. [the owning thread]
+    /// Adds `count` interleaved frames. [any-thread; the object's owning thread]
     public func add(interleaved src: UnsafePointer<Float>, frames count: Int) {
         guard count > 0 else { return }
         loudness.add(interleaved: src, frames: count)
@@ -93,7 +94,7 @@ public final class OutputAnalyzer: @unchecked Sendable {
         frames += count
     }
 
-    /// The measurements of everything added. [the owning thread]
+    /// The measurements of everything added. [any-thread; the object's owning thread]
     public func finish() -> OutputMeasurements {
         spectrum.finish()
         let bands = ThirdOctaveBands(sampleRate: format.sampleRate)

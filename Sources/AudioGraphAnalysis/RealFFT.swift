@@ -15,7 +15,7 @@ public struct AnalysisError: Error, Sendable, CustomStringConvertible {
 /// buffers are 64-byte aligned, as `av_tx` wants.
 ///
 /// Threading: one thread at a time (the context holds scratch memory).
-/// `init` allocates; `forward` does not. [any thread, one at a time]
+/// `init` allocates; `forward` does not. [any-thread; one at a time]
 public final class RealFFT: @unchecked Sendable {
     public let size: Int
     /// `size` floats.
@@ -55,7 +55,7 @@ public final class RealFFT: @unchecked Sendable {
     }
 
     /// Transforms `input` into `output` (`input` is left as it was).
-    /// [the owning thread]
+    /// [any-thread; the object's owning thread]
     public func forward() {
         transform(context, output, input, MemoryLayout<Float>.stride)
     }

@@ -232,6 +232,7 @@ public enum RendererComparison {
     /// - Throws: `ComparisonError` for an unknown node or port, a sink, or
     ///   compressed output.
     public static func locate(_ name: String, in graph: ValidatedGraph, flag: String) throws(ComparisonError) -> (node: Int, port: Int) {
+        ThreadRole.check(.main)
         var id = name
         var portName: String?
         if graph.node(name) == nil, let colon = name.lastIndex(of: ":") {
@@ -272,6 +273,7 @@ public enum RendererComparison {
     /// go. Nothing else of the graph is kept (no file-out, no jack-out).
     /// [main-thread]
     public static func measurementGraph(_ graph: ValidatedGraph, taps: [(node: Int, port: Int, capture: BlockCapture)]) -> ValidatedGraph {
+        ThreadRole.check(.main)
         var (g, newIndex) = graph.cut(toFeedersOf: taps.map(\.node))
         for (k, (i, port, capture)) in taps.enumerated() {
             guard let index = newIndex[i] else { continue }
@@ -353,6 +355,7 @@ public enum RendererComparison {
     public static func impulseResponses(_ graph: ValidatedGraph, node index: Int, port: Int = 0, seconds: Double,
                                         blockFrames: Int = 1024) throws(ComparisonError)
         -> [(label: String, port: String, channel: Int, response: [[Float]])] {
+        ThreadRole.check(.main)
         let node = graph.nodes[index]
         if node.inputs.isEmpty || node.inputFormats.contains(where: { $0.encoding != .pcm }) {
             throw ComparisonError(impulseObstacle(graph, node: index, port: port) ?? "'\(node.id)' cannot be fed impulses")

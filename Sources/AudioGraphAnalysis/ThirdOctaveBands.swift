@@ -27,7 +27,7 @@ public struct ThirdOctaveBands: Sendable, Equatable {
 
     public let bands: [Band]
 
-    /// [any thread]
+    /// [any-thread]
     public init(sampleRate: Double) {
         var out: [Band] = []
         for (i, nominal) in Self.nominal.enumerated() {

@@ -18,7 +18,7 @@ import Glibc
 /// Hann window as long as the stream, zero-padded.
 ///
 /// Threading: one thread at a time; `add` does not allocate (`init` and
-/// `finish` may). [any thread, one at a time]
+/// `finish` may). [any-thread; one at a time]
 public final class WelchSpectrum: @unchecked Sendable {
     public let channels: Int
     public let sampleRate: Double
@@ -86,7 +86,7 @@ public final class WelchSpectrum: @unchecked Sendable {
         return s
     }
 
-    /// Adds `count` interleaved frames. [the owning thread]
+    /// Adds `count` interleaved frames. [any-thread; the object's owning thread]
     public func add(interleaved src: UnsafePointer<Float>, frames count: Int) {
         guard !finished else { return }
         var done = 0
@@ -161,7 +161,7 @@ public final class WelchSpectrum: @unchecked Sendable {
     }
 
     /// Ends the stream: a stream shorter than one segment is measured now
-    /// (see the type's comment). Later `add`s are ignored. [the owning thread]
+    /// (see the type's comment). Later `add`s are ignored. [any-thread; the object's owning thread]
     public func finish() {
         guard !finished else { return }
         finished = true
@@ -181,7 +181,7 @@ public final class WelchSpectrum: @unchecked Sendable {
     public func binFrequency(_ k: Int) -> Double { Double(k) * sampleRate / Double(fftSize) }
 
     /// Each bin's share of channel `c`'s mean square (after `finish`); all
-    /// zeros when nothing was measured. [the owning thread]
+    /// zeros when nothing was measured. [any-thread; the object's owning thread]
     public func meanSquare(channel c: Int) -> [Double] {
         let bins = fftSize / 2 + 1
         guard windowPowerSum > 0 else { return Array(repeating: 0, count: bins) }
@@ -195,7 +195,7 @@ public final class WelchSpectrum: @unchecked Sendable {
     /// of peak 1 in the band reads −3.01 dB, like an RMS level in dBFS;
     /// −inf when the band holds nothing). A bin counts towards a band in
     /// proportion to how much of its width ([f − Δ/2, f + Δ/2]) lies in
-    /// the band. [the owning thread, after `finish`]
+    /// the band. [any-thread; the object's owning thread, after `finish`]
     public func bandLevels(_ bands: ThirdOctaveBands) -> [[Double]] {
         let delta = sampleRate / Double(fftSize)
         return (0..<channels).map { c in

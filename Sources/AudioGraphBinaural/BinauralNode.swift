@@ -37,8 +37,8 @@ final class BinauralHandoff: @unchecked Sendable {
     let completed = Atomic<Int>(0)
 
     /// Runs each ring's generic paths once, so that the Swift runtime makes
-    /// their metadata now and not on the audio thread later. [main-thread,
-    /// before the worker starts]
+    /// their metadata now and not on the audio thread later. [main-thread; before the worker
+    /// starts]
     func warmUp() {
         var r = OrientationRequest(generation: 0, yaw: 0, pitch: 0, roll: 0)
         _ = requests.push(r)

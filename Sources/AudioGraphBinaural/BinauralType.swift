@@ -4,7 +4,7 @@ import AudioGraphNodeAPI
 /// The node types of this module, for the built-in registry.
 public enum BinauralNodes {
     /// [main-thread]
-    public static var all: [any NodeType] { [BinauralType()] }
+    public static var all: [any NodeType] { ThreadRole.check(.main); return [BinauralType()] }
 }
 
 /// `binaural`: renders a speaker layout for headphones through the HRTFs of
@@ -103,6 +103,7 @@ public struct BinauralType: NodeType {
 
     /// [main-thread]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        ThreadRole.check(.main)
         var ok = true
         let written = c.writtenParameters.contains("sofa") ? c.parameters.string("sofa") : nil
         if case .failure(let e) = HRTFSets.find(written: written, directory: c.directory, sampleRate: c.sampleRate) {
@@ -149,7 +150,7 @@ public struct BinauralType: NodeType {
     }
 
     /// The direction of every input channel: `positions`, or the input
-    /// layout's standard directions. [any thread]
+    /// layout's standard directions. [any-thread]
     static func channelDirections(_ p: NodeParameters, input: StreamFormat) -> Result<[SpeakerDirection], DirectionProblems> {
         let labels = input.layout.channelLabels(count: input.channels)
         guard let positions = p.objectList("positions") else {
@@ -189,6 +190,7 @@ public struct BinauralType: NodeType {
 
     /// [main-thread]
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
+        ThreadRole.check(.main)
         guard let input = c.inputFormats.first else { throw EngineError(nodeID: c.nodeID, "binaural has no input") }
         let directions: [SpeakerDirection]
         switch Self.channelDirections(c.parameters, input: input) {
@@ -257,7 +259,7 @@ final class BinauralRenderNode: RenderNode {
 
     /// The partition for an engine whose blocks are at most `maxFrames`:
     /// the one asked for, else 128 live and 1024 offline; halved while
-    /// above the largest block, never below 16. [any thread]
+    /// above the largest block, never below 16. [any-thread]
     static func partition(requested: Int?, maxFrames: Int, live: Bool) -> Int {
         var p = requested ?? (live ? BinauralType.defaultLivePartition : BinauralType.defaultOfflinePartitionLimit)
         while p > 16 && p > maxFrames { p /= 2 }
@@ -268,7 +270,7 @@ final class BinauralRenderNode: RenderNode {
     var partitionFrames: Int? { convolver?.geometry.partition }
 
     /// Filter sets taken from the worker so far (rotations rendered).
-    /// [main-thread, while the engine is stopped]
+    /// [main-thread & !rendering]
     var filterSetsTaken: Int { convolver?.setsTaken ?? 0 }
 
     /// [main-thread & !active]

@@ -50,7 +50,7 @@ enum ParameterValueText {
 /// BS.2051's M+090/M−090 and M+135/M−135.
 public enum StandardDirections {
     /// The directions of `layout`'s channels in order, or nil for a layout
-    /// without standard positions (`discrete`, `binaural`). [any thread]
+    /// without standard positions (`discrete`, `binaural`). [any-thread]
     public static func directions(for layout: ChannelLayout) -> [SpeakerDirection]? {
         switch layout {
         case .mono: [.init(azimuth: 0)]
@@ -93,7 +93,7 @@ public struct HeadOrientation: Sendable, Equatable {
 
     /// The direction (azimuth, elevation) of a source at room direction
     /// `azimuth`, `elevation` as heard by a head with this orientation.
-    /// Azimuth in −180…180. [any thread]
+    /// Azimuth in −180…180. [any-thread]
     public func relative(azimuth: Double, elevation: Double) -> (azimuth: Double, elevation: Double) {
         if yaw == 0 && pitch == 0 && roll == 0 { return (Self.wrap(azimuth), elevation) }
         let d = Double.pi / 180

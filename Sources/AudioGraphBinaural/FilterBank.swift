@@ -39,7 +39,7 @@ struct ConvolutionGeometry: Sendable, Equatable {
 /// Ownership: the audio thread owns the slots it renders (the active set,
 /// and the previous one while crossfading); the worker owns the slots it
 /// computes into; a slot changes hands only through `BinauralHandoff`. The
-/// memory is allocated once, in `init`. [main-thread: init, deinit]
+/// memory is allocated once, in `init`. [main-thread; init, deinit]
 final class FilterSlots: @unchecked Sendable {
     static let count = 4
     let geometry: ConvolutionGeometry
@@ -78,7 +78,7 @@ final class FilterSlots: @unchecked Sendable {
 /// Computes a filter set into a slot: the impulse responses of every
 /// convolved channel's direction relative to the head, from the HRTF set,
 /// partitioned and transformed. Owns its scratch memory and its own DFT.
-/// [main-thread for the first set, in `prepare`; then worker-thread only]
+/// [main-thread | worker-thread; the first set, in `prepare`: main; then the worker only]
 final class FilterBuilder {
     let set: HRTFSet
     /// Room directions of the convolved channels, in order.
@@ -115,8 +115,8 @@ final class FilterBuilder {
         for p in [left, right, response, block, transformed] { AlignedFloats.free(p) }
     }
 
-    /// Fills `slot` with the set for `orientation`. [main-thread before the
-    /// worker starts, else worker-thread]
+    /// Fills `slot` with the set for `orientation`. [main-thread; before the worker starts, else
+    /// worker-thread]
     func build(_ orientation: HeadOrientation, into slot: Int) {
         let g = slots.geometry
         let n = set.filterLength

@@ -23,7 +23,7 @@ public enum HRTFLimits {
 
     /// Why a set declaring `fileRate` Hz, `taps` samples per response and
     /// `measurements` measurements cannot be used at `graphRate` Hz (the
-    /// limit passed, the file's value), or nil when it can. [any thread]
+    /// limit passed, the file's value), or nil when it can. [any-thread]
     public static func problem(fileRate: Double, taps: Int, measurements: Int, graphRate: Double) -> String? {
         guard fileRate.isFinite, fileRates.contains(fileRate) else {
             return "its Data.SamplingRate is \(hertz(fileRate)); sets measured at \(hertz(fileRates.lowerBound)) "
@@ -54,7 +54,7 @@ public enum HRTFLimits {
     }
 
     /// A rate as the messages give it: whole hertz when it is one, else as
-    /// the file has it ("nan Hz", "-1.5 Hz", "1e+09 Hz"). [any thread]
+    /// the file has it ("nan Hz", "-1.5 Hz", "1e+09 Hz"). [any-thread]
     static func hertz(_ rate: Double) -> String {
         if rate.isFinite, rate == rate.rounded(), abs(rate) < 1e7 { return "\(Int(rate)) Hz" }
         return "\(rate) Hz"

@@ -37,7 +37,7 @@ import Glibc
 /// horizontal plane. A direction is looked up at the set's largest
 /// measured distance.
 ///
-/// Threading: [any thread]. The queries share scratch memory and the
+/// Threading: [any-thread]. The queries share scratch memory and the
 /// cache, so they take a lock: call them from the main or a worker thread,
 /// never the audio thread.
 public final class HRTFSet: @unchecked Sendable {
@@ -85,12 +85,12 @@ public final class HRTFSet: @unchecked Sendable {
         var atRate: (set: UnsafeMutablePointer<MYSOFA_HRTF>, values: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>)?
     }
     private let lock = Locked<Cache>(Cache())
-    /// `startResamplingWholeSet` was called. [any thread]
+    /// `startResamplingWholeSet` was called. [any-thread]
     private let wholeSetStarted = Atomic<Bool>(false)
 
     /// Opens `path` for use at `sampleRate`, outside the cache (`HRTFSets`
     /// opens through it; the SOFA fuzz target calls it directly).
-    /// [main-thread or worker-thread]
+    /// [main-thread | worker-thread]
     /// libmysofa reads the file first in `agraph-sofa-check`, a process of
     /// its own bounded in time and memory (`SOFACheck`, up to 5 s), and
     /// here only when that succeeded.
@@ -98,6 +98,7 @@ public final class HRTFSet: @unchecked Sendable {
     ///   finish, or crashed, in the checker), or the limit of `HRTFLimits`
     ///   the file passes.
     public init(path: String, sampleRate: Double) throws(HRTFSetError) {
+        ThreadRole.check(.main, .worker)
         self.path = path
         self.sampleRate = sampleRate
         if let problem = FileChecks.readableFileProblem(path) { throw HRTFSetError(path: path, reason: problem) }
@@ -203,7 +204,7 @@ public final class HRTFSet: @unchecked Sendable {
     /// A response pair (left then right, `length` samples each) at `to` Hz,
     /// by libmysofa's `mysofa_resample` on a set of this one measurement:
     /// the same resampler and procedure as for a whole set. nil when
-    /// libmysofa refuses. [any thread but the audio thread]
+    /// libmysofa refuses. [main-thread | worker-thread | owner-thread | control-thread]
     static func resample(_ pair: UnsafePointer<Float>, length: Int, from: Float, to: Float) -> [Float]? {
         resample(pairs: pair, count: 1, length: length, from: from, to: to)
     }
@@ -212,7 +213,7 @@ public final class HRTFSet: @unchecked Sendable {
     /// after another) resampled in one libmysofa call: its resampler is set
     /// up once (the sinc table is most of the cost of one pair), then reset
     /// before each response, so each comes out as it would alone. The
-    /// pairs at the new rate, one after another. [any thread]
+    /// pairs at the new rate, one after another. [any-thread]
     static func resample(pairs: UnsafePointer<Float>, count: Int, length: Int, from: Float, to: Float) -> [Float]? {
         let values = 2 * count * length
         if from == to { return Array(UnsafeBufferPointer(start: pairs, count: values)) }
@@ -249,9 +250,10 @@ public final class HRTFSet: @unchecked Sendable {
     /// `mysofa_getfilter_float`). `left` and `right` hold `filterLength`
     /// samples. Returns the delays (`Data.Delay`, at `sampleRate`) rounded
     /// to whole samples (negative ones as 0) and the nearest measurement.
-    /// [main-thread or worker-thread; takes a lock]
+    /// [main-thread | worker-thread; takes a lock]
     public func filter(azimuth: Double, elevation: Double, interpolate: Bool,
                        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> (left: Int, right: Int, measurement: Int) {
+        ThreadRole.check(.main, .worker)
         var delays: (Float, Float) = (0, 0)
         var nearest = -1
         let n = filterLength
@@ -329,8 +331,9 @@ public final class HRTFSet: @unchecked Sendable {
     /// match), after which queries interpolate at the graph's rate. For
     /// renderers that interpolate while the head turns, so that a new
     /// filter set needs no resampling.
-    /// [main-thread or worker-thread]
+    /// [main-thread | worker-thread]
     public func startResamplingWholeSet() {
+        ThreadRole.check(.main, .worker)
         guard sampleRate != fileSampleRate, !wholeSetStarted.exchange(true, ordering: .relaxed) else { return }
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
@@ -354,8 +357,9 @@ public final class HRTFSet: @unchecked Sendable {
 
     /// Resamples every measurement to `sampleRate` now, as `mysofa_open`
     /// at that rate does (about half a second for MIT KEMAR at 48 kHz), and
-    /// makes the queries use it. [any thread but the audio thread]
+    /// makes the queries use it. [main-thread | worker-thread | owner-thread | control-thread]
     public func resampleWholeSet() {
+        ThreadRole.check(.main, .worker, .control)
         guard sampleRate != fileSampleRate, !isResampledWhole, let data = hrtf.pointee.DataIR.values,
               let all = Self.resample(pairs: data, count: measurements, length: fileLength,
                                       from: Float(fileSampleRate), to: Float(sampleRate)),
@@ -382,11 +386,11 @@ public final class HRTFSet: @unchecked Sendable {
     }
 
     /// Queries interpolate at the graph's rate (`resampleWholeSet` done).
-    /// [any thread but the audio thread]
-    public var isResampledWhole: Bool { lock.withLock { $0.atRate != nil } }
+    /// [main-thread | worker-thread | owner-thread | control-thread]
+    public var isResampledWhole: Bool { ThreadRole.check(.main, .worker, .control); return lock.withLock { $0.atRate != nil } }
 
     /// A delay in samples at the file's rate as whole samples at
-    /// `sampleRate` (negative or unknown: 0). [any thread]
+    /// `sampleRate` (negative or unknown: 0). [any-thread]
     private func wholeSamples(_ d: Float) -> Int {
         let samples = (Double(d) * sampleRate / fileSampleRate).rounded()
         return samples.isFinite && samples > 0 ? Int(min(samples, Double(maximumDelay))) : 0
@@ -406,8 +410,9 @@ public final class HRTFSet: @unchecked Sendable {
     /// one libmysofa call, which sets its resampler up once instead of once
     /// per direction (about a fifth less time for 7.1 at 48 kHz from a
     /// 44.1 kHz set); once the whole set is resampled
-    /// (`resampleWholeSet`), none is. [main-thread or worker-thread; takes a lock]
+    /// (`resampleWholeSet`), none is. [main-thread | worker-thread; takes a lock]
     public func filters(for directions: [(azimuth: Double, elevation: Double)], interpolate: Bool) -> [Responses] {
+        ThreadRole.check(.main, .worker)
         let n = filterLength
         guard interpolate, !directions.isEmpty, !isResampledWhole else {
             let left = UnsafeMutablePointer<Float>.allocate(capacity: n), right = UnsafeMutablePointer<Float>.allocate(capacity: n)
@@ -479,8 +484,8 @@ public struct HRTFSetError: Error, Sendable, CustomStringConvertible {
 /// graph validated, then compiled, and several `binaural` nodes on one set
 /// open it once. An entry is keyed by the file's identity and modification
 /// time too, so an edited file is opened again. Failures are not cached.
-/// [any thread but the audio thread; opening may take a lock and, the
-/// first time, half a second (resampling)]
+/// [any-thread; the audio thread; opening may take a lock and, the first time, half a second
+/// (resampling)]
 public enum HRTFSets {
     struct Key: Hashable {
         var path: String
@@ -495,8 +500,9 @@ public enum HRTFSets {
     private static let cache = Locked<[Key: HRTFSet]>([:])
 
     /// The set at `path` (absolute) opened at `sampleRate`, from the cache
-    /// or opened now. [main-thread or worker-thread]
+    /// or opened now. [main-thread | worker-thread]
     public static func open(path: String, sampleRate: Double) -> Result<HRTFSet, HRTFSetError> {
+        ThreadRole.check(.main, .worker)
         var st = stat()
         guard stat(path, &st) == 0 else {
             return .failure(HRTFSetError(path: path, reason: FileChecks.readableFileProblem(path) ?? "cannot be read"))
@@ -522,7 +528,7 @@ public enum HRTFSets {
     /// package's `/usr/share/libmysofa/default.sofa`, then
     /// `/usr/local/share/libmysofa/default.sofa` (libmysofa built from
     /// source), then `libmysofa/default.sofa` under each folder of
-    /// `XDG_DATA_DIRS`. [any thread]
+    /// `XDG_DATA_DIRS`. [any-thread]
     public static var defaultSearchPaths: [String] {
         var folders = ["/usr/share", "/usr/local/share"]
         if let xdg = getenv("XDG_DATA_DIRS") {
@@ -541,14 +547,15 @@ public enum HRTFSets {
     /// against `directory`) when the graph gives one, else the first of
     /// `defaultSearchPaths` that opens. On failure the message names every
     /// path tried and why each failed (libmysofa's words).
-    /// [main-thread or worker-thread]
+    /// [main-thread | worker-thread]
     public static func find(written: String?, directory: String, sampleRate: Double) -> Result<HRTFSet, HRTFSetSearchError> {
+        ThreadRole.check(.main, .worker)
         if let written { return search([GraphPaths.resolve(written, against: directory)], given: true, sampleRate: sampleRate) }
         return search(defaultSearchPaths, given: false, sampleRate: sampleRate)
     }
 
     /// The first of `candidates` that opens; `given`: the graph named the
-    /// file (else they are the default's places). [main-thread or worker-thread]
+    /// file (else they are the default's places). [main-thread | worker-thread]
     static func search(_ candidates: [String], given: Bool, sampleRate: Double) -> Result<HRTFSet, HRTFSetSearchError> {
         var problems: [String] = []
         for path in candidates {

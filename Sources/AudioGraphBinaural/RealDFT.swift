@@ -36,7 +36,7 @@ final class RealDFT {
 
     /// Forward: `input` (length reals) → `output` (length + 2 floats).
     /// Inverse: `input` (length + 2 floats, overwritten) → `output`
-    /// (length reals). [the owning thread]
+    /// (length reals). [any-thread; the object's owning thread]
     @inline(__always)
     func run(_ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
         transform(context, output, input, inverse ? 2 * MemoryLayout<Float>.size : MemoryLayout<Float>.size)
@@ -52,7 +52,7 @@ struct DFTError: Error, CustomStringConvertible {
 
 /// Float buffers aligned for av_tx (64 bytes: the widest vectors it
 /// uses), zeroed. Owned by whoever made them; freed with `free()`.
-/// [main-thread: make and free]
+/// [main-thread; make and free]
 enum AlignedFloats {
     static func make(_ count: Int) -> UnsafeMutablePointer<Float> {
         let n = max(count, 1)

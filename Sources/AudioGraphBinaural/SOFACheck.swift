@@ -25,13 +25,13 @@ import Glibc
 /// `agraph-sofa-check` beside the running executable (where SwiftPM builds
 /// it, beside `agraph` and the test runner). When neither exists (the fuzz
 /// build, which builds its target alone), files are loaded in-process
-/// unchecked, as before. [any thread but the audio thread]
+/// unchecked, as before. [main-thread | worker-thread | owner-thread | control-thread]
 public enum SOFACheck {
     /// Wall-clock seconds the checker is given.
     public static let timeout = 5.0
 
     /// The checker's path, or nil when there is none (the file is then
-    /// loaded in-process unchecked). Resolved once. [any thread]
+    /// loaded in-process unchecked). Resolved once. [any-thread]
     public static let executable: String? = {
         if let given = getenv("AGRAPH_SOFA_CHECK"), given.pointee != 0 {
             return String(cString: given)
@@ -47,8 +47,9 @@ public enum SOFACheck {
 
     /// Why libmysofa cannot read `path` (the reason, without the path), or
     /// nil when the checker read and checked it, or there is no checker.
-    /// Blocks up to `timeout` seconds. [main-thread or worker-thread]
+    /// Blocks up to `timeout` seconds. [main-thread | worker-thread]
     public static func problem(path: String) -> String? {
+        ThreadRole.check(.main, .worker)
         guard let checker = executable else { return nil }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

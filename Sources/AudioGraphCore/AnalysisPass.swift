@@ -24,22 +24,22 @@
 /// `loudness` node follows the loudness instead).
 public protocol AnalysisPassNode: RenderNode {
     /// Makes this instance measure only: its output is its input unchanged.
-    /// [main-thread, before `prepare`]
+    /// [main-thread; before `prepare`]
     func beginAnalysis()
     /// What the analysis pass measured, once it has ended.
-    /// [main-thread, after rendering stopped]
+    /// [main-thread & !rendering; after rendering stopped]
     func analysisResult() -> any Sendable
     /// Gives a fresh instance (of the final pass) what the analysis pass of
     /// the same node measured. Returns a line for the user (e.g. the gain
     /// applied), or nil. Throws when the result cannot be used.
-    /// [main-thread, before `prepare`]
+    /// [main-thread; before `prepare`]
     func useAnalysis(_ result: any Sendable) throws -> String?
     /// After a pass, whether `analysisResult()` is to be tried in another
     /// pass (a fresh instance given it with `useAnalysis(_:)`) before the
     /// final render: a `loudness` node whose limiter engages measures its
     /// output after limiting and corrects the gain. The renderer stops
     /// after `OfflinePasses.maximumRefinements` such passes. Default false.
-    /// [main-thread, after rendering stopped]
+    /// [main-thread & !rendering; after rendering stopped]
     var wantsAnotherPass: Bool { get }
 }
 
@@ -57,7 +57,7 @@ public protocol OfflineAlignedNode: RenderNode {}
 /// A sink that writes what an offline render produces (a `file-out`): the
 /// offline passes tell it how many leading frames to drop (the latency of
 /// the `OfflineAlignedNode`s upstream) and how many to write at most.
-/// [every member: main-thread, before the render]
+/// [main-thread & !rendering; every member]
 public protocol OfflineTrimmingSink: RenderNode {
     /// Frames dropped at the start of what reaches the sink.
     var leadingFramesToDrop: Int { get set }

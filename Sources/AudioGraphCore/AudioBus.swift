@@ -44,23 +44,24 @@ public struct AudioBus: @unchecked Sendable {
     }
 
     /// The samples of channel `index` for the current block.
-    /// [any thread that owns the bus in this phase]
+    /// [any-thread; the thread that owns the bus in this phase]
     @inlinable
     public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
         let l = layout.pointee
         return l.base + index * l.stride
     }
 
-    /// The block state. [audio-thread while rendering]
+    /// The block state. [audio-thread & rendering]
     @inlinable
     public var state: BusState {
-        get { statePointer.pointee }
+        get { ThreadRole.check(.audio); return statePointer.pointee }
         nonmutating set { statePointer.pointee = newValue }
     }
 
     /// Zeroes every channel from `from` to `to` frames. [audio-thread]
     @inlinable
     public func clear(from: Int = 0, to: Int) {
+        ThreadRole.check(.audio)
         guard to > from else { return }
         for c in 0..<channels { Kernels.fill(channel(c) + from, count: to - from, value: 0) }
     }
@@ -87,7 +88,7 @@ public final class BusPool: @unchecked Sendable {
     /// `var` costs a dynamic exclusivity check per access on the audio thread.
     private let currentBlockFrames: UnsafeMutablePointer<Int>
     /// The block size the layout is for. [audio-thread]
-    public var blockFrames: Int { currentBlockFrames.pointee }
+    public var blockFrames: Int { ThreadRole.check(.audio); return currentBlockFrames.pointee }
 
     /// Padding between channels, in samples (128 bytes: two cache lines).
     public static let channelPadding = 32
@@ -95,6 +96,7 @@ public final class BusPool: @unchecked Sendable {
     /// Allocates one bus per entry of `channelCounts`, zeroed, laid out for
     /// `capacity` frames. [main-thread]
     public init(channelCounts: [Int], capacity: Int) {
+        ThreadRole.check(.main)
         self.capacity = capacity
         let total = max(channelCounts.reduce(0, +) * Self.stride(for: capacity), 1)
         samples = .allocateZeroed(total)
@@ -127,7 +129,7 @@ public final class BusPool: @unchecked Sendable {
         currentBlockFrames.deallocate()
     }
 
-    /// The layouts and states of every bus (read in every block). [any thread]
+    /// The layouts and states of every bus (read in every block). [any-thread]
     public var hotMemory: [UnsafeRawBufferPointer] {
         let n = max(busCount, 1)
         return [UnsafeRawBufferPointer(hot: layouts, count: n), UnsafeRawBufferPointer(hot: states, count: n),
@@ -135,15 +137,16 @@ public final class BusPool: @unchecked Sendable {
     }
 
     /// Channel stride for blocks of `frames`: a multiple of 16 samples (64
-    /// bytes) plus the padding. [any thread]
+    /// bytes) plus the padding. [any-thread]
     @inlinable
     public static func stride(for frames: Int) -> Int {
         (frames + 15) / 16 * 16 + channelPadding
     }
 
     /// Lays the channels out for blocks of `frames` (≤ capacity). Bus
-    /// contents do not survive it. [audio-thread, between blocks]
+    /// contents do not survive it. [audio-thread; between blocks]
     public func setBlockFrames(_ frames: Int) {
+        ThreadRole.check(.audio)
         let f = frames < capacity ? frames : capacity
         if f == currentBlockFrames.pointee { return }
         currentBlockFrames.pointee = f

@@ -41,6 +41,7 @@ public final class BackgroundWorker: @unchecked Sendable {
 
     /// [main-thread]
     public init(jobs: [any BackgroundJob], idleTimeout: Double = 0.005) {
+        ThreadRole.check(.main)
         self.jobs = jobs
         self.idleTimeout = idleTimeout
         let threads = min(jobs.count, Self.maxThreads)
@@ -61,6 +62,7 @@ public final class BackgroundWorker: @unchecked Sendable {
 
     /// Starts the threads (no-op without jobs). [main-thread]
     public func start() {
+        ThreadRole.check(.main)
         guard threads.isEmpty, !jobs.isEmpty else { return }
         stopping.store(false, ordering: .relaxed)
         for k in wakeups.indices {
@@ -96,7 +98,7 @@ public final class BackgroundWorker: @unchecked Sendable {
         }
     }
 
-    /// Wakes the worker threads. [any thread, audio-thread included]
+    /// Wakes the worker threads. [any-thread; the audio thread included]
     /// (An index loop: a `for … in` over the array allocates in debug
     /// builds, on the audio thread; RealtimeSafetyTests counts it.)
     @inline(__always)
@@ -122,16 +124,18 @@ public final class BackgroundWorker: @unchecked Sendable {
         return false
     }
 
-    /// Blocks until every job can run `frames` frames. [control-thread, offline only]
+    /// Blocks until every job can run `frames` frames. [control-thread; offline only]
     public func waitUntilReady(frames: Int) {
+        ThreadRole.check(.control)
         _ = waitUntilReady(frames: frames, unless: { false })
     }
 
     /// Blocks until every job can run `frames` frames, or until `stop`
     /// returns true (asked about every 10 ms, so that SIGINT or SIGTERM
     /// ends a wait for a job that never gets ready); returns whether every
-    /// job is ready. [control-thread, offline only]
+    /// job is ready. [control-thread; offline only]
     public func waitUntilReady(frames: Int, unless stop: () -> Bool) -> Bool {
+        ThreadRole.check(.control)
         if jobs.allSatisfy({ $0.isReady(forFrames: frames) }) { return true }
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
@@ -150,6 +154,7 @@ public final class BackgroundWorker: @unchecked Sendable {
 
     /// Stops and joins the threads. [main-thread]
     public func stop() {
+        ThreadRole.check(.main)
         guard !threads.isEmpty else { return }
         stopping.store(true, ordering: .releasing)
         wake()
@@ -157,15 +162,17 @@ public final class BackgroundWorker: @unchecked Sendable {
         threads = []
     }
 
-    /// Errors from the jobs' `finish()`, in job order. [main-thread, after `stop()`]
+    /// Errors from the jobs' `finish()`, in job order. [main-thread; after `stop()`]
     public func finishJobs() -> [any Error] {
-        finishJobs(completed: true).errors
+        ThreadRole.check(.main)
+        return finishJobs(completed: true).errors
     }
 
     /// Finishes every job, telling it whether rendering ran to its end;
     /// returns their errors and notices, in job order.
-    /// [main-thread, after `stop()`]
+    /// [main-thread; after `stop()`]
     public func finishJobs(completed: Bool) -> (errors: [any Error], notices: [String]) {
+        ThreadRole.check(.main)
         var errors: [any Error] = []
         var notices: [String] = []
         for job in jobs {
@@ -175,7 +182,7 @@ public final class BackgroundWorker: @unchecked Sendable {
     }
 
     /// Whether a job reported a failure that should stop an offline render.
-    /// [any thread]
+    /// [any-thread]
     public var hasFailedJob: Bool { jobs.contains { $0.hasFailed } }
 
     /// Thread `index`: services jobs index, index + threads, …

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The monotonic clock, read through the vDSO: no system call, no lock, so
-/// the audio thread may read it too. [any thread]
+/// the audio thread may read it too. [any-thread]
 public enum MonotonicClock {
     @inline(__always)
     public static func nanoseconds() -> UInt64 {
@@ -15,8 +15,10 @@ public enum MonotonicClock {
     public static func seconds() -> Double { Double(nanoseconds()) * 1e-9 }
 }
 
-/// `x` with exactly `digits` decimals ("12.30"), without Foundation. [any thread but the audio thread]
+/// `x` with exactly `digits` decimals ("12.30"), without Foundation. [main-thread | worker-thread
+/// | owner-thread | control-thread]
 public func formatFixed(_ x: Double, _ digits: Int) -> String {
+    ThreadRole.check(.main, .worker, .control)
     guard x.isFinite else { return "\(x)" }
     var p = 1.0
     for _ in 0..<digits { p *= 10 }

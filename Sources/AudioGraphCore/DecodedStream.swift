@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A count shared between the worker that adds to it and any thread that
-/// reads it (frames found damaged). [any thread]
+/// reads it (frames found damaged). [any-thread]
 public final class SharedCount: Sendable {
     private let value = Atomic<Int>(0)
     public init() {}
@@ -51,9 +51,10 @@ public final class DecodedStream {
     ///   - badFrames: where bad frames are counted (a playlist shares one
     ///     across its items).
     /// Starts at the window's start (a restart there when it is not 0).
-    /// [main-thread or worker-thread]
+    /// [main-thread | worker-thread]
     public init(cursor: any CompressedFrameCursor, decoder: any FrameDecoder, window: PlaybackWindow,
                 framesPerDecode: Int, sampleRate: Double, badFrames: SharedCount = SharedCount()) {
+        ThreadRole.check(.main, .worker)
         self.cursor = cursor
         self.decoder = decoder
         self.window = window
@@ -76,6 +77,7 @@ public final class DecodedStream {
     /// else; then moves to the window's start. Returns why the decoder
     /// refused the stream (the stream is then done). [worker-thread]
     public func openIfNeeded() -> String? {
+        ThreadRole.check(.worker)
         guard !opened else { return nil }
         opened = true
         if let info = cursor.streamInfo, let why = decoder.openStream(info) {
@@ -92,6 +94,7 @@ public final class DecodedStream {
     /// Returns whether it did anything. [worker-thread]
     @discardableResult
     public func step(into output: some DecodedPCMOutput) -> Bool {
+        ThreadRole.check(.worker)
         guard !isDone, output.writableFrames >= framesPerDecode else { return false }
         if let frame = cursor.next() {
             concealGap(before: frame, output)
@@ -130,6 +133,7 @@ public final class DecodedStream {
     /// cursor starts at a frame at or before it and the PCM before it is
     /// dropped. Past the end, the stream is done. [worker-thread]
     public func restart(at sample: Int) {
+        ThreadRole.check(.worker)
         decoder.flush()
         nextTimestamp = nil
         if let start = cursor.seek(toSample: sample) {

@@ -55,12 +55,13 @@ public final class DelayLine: @unchecked Sendable {
     deinit { ring.deallocate() }
 
     /// The delay in frames. [main-thread]
-    public var delay: Int { requestedDelay.load(ordering: .relaxed) }
+    public var delay: Int { ThreadRole.check(.main); return requestedDelay.load(ordering: .relaxed) }
 
     /// Sets the delay, clamped to `0...maximumDelay`; returns whether it
     /// fitted. Takes effect at the next block. [main-thread]
     @discardableResult
     public func setDelay(_ frames: Int) -> Bool {
+        ThreadRole.check(.main)
         requestedDelay.store(min(max(frames, 0), maximumDelay), ordering: .relaxed)
         return frames <= maximumDelay
     }

@@ -21,8 +21,8 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
 /// - `init`, `start`, `stop`, `finish`: [main-thread]
 /// - `render`: [audio-thread] — one thread at a time; no allocation, lock,
 ///   I/O, logging or waiting.
-/// - `post`: [control threads]
-/// - `framePosition`, `isFinished`: [any thread]
+/// - `post`: [control-thread]
+/// - `framePosition`, `isFinished`: [any-thread]
 /// - `setTransportFollowers`: [main-thread & !rendering]; `transportHeld`:
 ///   [audio-thread], set before `render`
 public final class Engine: @unchecked Sendable {
@@ -71,7 +71,7 @@ public final class Engine: @unchecked Sendable {
     let nodes: ContiguousArray<any RenderNode>
     private let pool: BusPool
     /// Every pool this engine's buses live in: its own first, then those of
-    /// the engines it kept steps from (hot reload). [audio-thread lays them out]
+    /// the engines it kept steps from (hot reload). [any-thread; the audio thread lays them out]
     let pools: ContiguousArray<BusPool>
     /// Bus of each step's first output (nil for sinks).
     public let outputs: [AudioBus?]
@@ -103,7 +103,7 @@ public final class Engine: @unchecked Sendable {
     private let lastValid = Atomic<Int>(0)
 
     /// Frames of real signal that reached the sinks in the last block: less
-    /// than the block in the block where the streams ended. [any thread]
+    /// than the block in the block where the streams ended. [any-thread]
     public var lastBlockValidFrames: Int { lastValid.load(ordering: .relaxed) }
 
     /// Delay lines in front of node inputs whose paths are shorter than the
@@ -151,6 +151,7 @@ public final class Engine: @unchecked Sendable {
     /// - Throws: `EngineError` when a step reads a later step or a sink, or a node refuses to prepare.
     public init(steps: [Step], sampleRate: Double, maxFrames: Int, latencyCompensation: Bool = true,
                 reusing: EngineReuse? = nil) throws {
+        ThreadRole.check(.main)
         let kept: [Int?] = reusing?.keptFrom ?? steps.map { _ in nil }
         guard kept.count == steps.count else { throw EngineError("reuse plan for \(kept.count) steps, not \(steps.count)") }
         self.latencyCompensation = latencyCompensation
@@ -293,6 +294,7 @@ public final class Engine: @unchecked Sendable {
     /// The heap block of a class instance (its stored properties).
     /// [main-thread]
     public static func objectMemory(_ object: AnyObject) -> UnsafeRawBufferPointer {
+        ThreadRole.check(.main)
         let p = Unmanaged<AnyObject>.passUnretained(object).toOpaque()
         // Swift allocates instances with malloc.
         return UnsafeRawBufferPointer(start: p, count: max(agraph_heap_block_size(p), 1))
@@ -301,7 +303,8 @@ public final class Engine: @unchecked Sendable {
     /// One address per 64-byte line of each region (up to `hotRegionLimit`
     /// bytes of it), each line once, in order. [main-thread]
     public static func lineAddresses(_ regions: [UnsafeRawBufferPointer]) -> [UnsafeRawPointer] {
-        lineAddresses(groups: [regions]).addresses
+        ThreadRole.check(.main)
+        return lineAddresses(groups: [regions]).addresses
     }
 
     /// `lineAddresses` of groups of regions, a line listed in the first
@@ -361,12 +364,13 @@ public final class Engine: @unchecked Sendable {
     /// [audio-thread; realtime-safe: prefetch hints only]
     @inline(__always)
     public func prefetchHotMemory() {
+        ThreadRole.check(.audio)
         let k = prefetchDistance
         prefetchGroups(from: 0, to: k > 0 ? 1 + k : nodes.count + 1)
     }
 
     /// Lines prefetched per block, at its start and ahead of each step
-    /// together. [any thread]
+    /// together. [any-thread]
     public var hotLineTotal: Int { hotLineCount }
 
     /// Marks the steps named `ids` as following the host's transport (held
@@ -374,6 +378,7 @@ public final class Engine: @unchecked Sendable {
     /// ids that name no step. [main-thread & !rendering]
     @discardableResult
     public func setTransportFollowers(_ ids: Set<String>) -> Set<String> {
+        ThreadRole.check(.main)
         var unknown = ids
         followingNodes = ContiguousArray(repeating: nil, count: nodes.count)
         for (i, id) in self.ids.enumerated() {
@@ -385,23 +390,24 @@ public final class Engine: @unchecked Sendable {
         return unknown
     }
 
-    /// The steps that follow the host's transport, in schedule order. [any thread]
+    /// The steps that follow the host's transport, in schedule order. [any-thread]
     public var transportFollowers: [String] { ids.indices.filter { followers[$0] }.map { ids[$0] } }
 
-    /// Frames rendered so far. [any thread]
+    /// Frames rendered so far. [any-thread]
     public var framePosition: Int { position.load(ordering: .relaxed) }
 
-    /// True once every stream reaching a sink has ended. [any thread]
+    /// True once every stream reaching a sink has ended. [any-thread]
     public var isFinished: Bool { finished.load(ordering: .relaxed) }
 
-    /// The index of the step named `id`. [any thread]
+    /// The index of the step named `id`. [any-thread]
     public func stepIndex(of id: String) -> Int? { indexByID[id] }
 
     /// The runtime node of step `id`, for control from outside the audio
     /// thread (seek, counters). The schedule never changes after `init`.
-    /// [main-thread or control-thread]
+    /// [main-thread | control-thread]
     public func node(_ id: String) -> (any RenderNode)? {
-        stepIndex(of: id).map { nodes[$0] }
+        ThreadRole.check(.main, .control)
+        return stepIndex(of: id).map { nodes[$0] }
     }
 
     /// Renders one block through the whole schedule.
@@ -409,6 +415,7 @@ public final class Engine: @unchecked Sendable {
     /// Applies queued parameter changes first, then runs every node in
     /// order. `frames` above `maxFrames` is clamped. [audio-thread]
     public func render(frames: Int) {
+        ThreadRole.check(.audio)
         let n = frames < maxFrames ? frames : maxFrames
         // Local copies of the arrays: calls through an element of a stored
         // array pay a retain and release each (the optimizer cannot see that
@@ -479,9 +486,9 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
-    /// Queues a parameter change for the next block. [control threads]
+    /// Queues a parameter change for the next block. [control-thread]
     @discardableResult
-    public func post(_ change: ParameterChange) -> Bool { parameters.post(change) }
+    public func post(_ change: ParameterChange) -> Bool { ThreadRole.check(.control); return parameters.post(change) }
 
     /// The latency of each step's output, in frames: what the signal is
     /// delayed by on its way from the graph's sources, i.e. the node's own
@@ -490,6 +497,7 @@ public final class Engine: @unchecked Sendable {
     /// source's ring) is not delay and counts 0. Reads each node's
     /// `latency`. [main-thread]
     public var latencies: [Int] {
+        ThreadRole.check(.main)
         var out: [Int] = []
         for (i, node) in nodes.enumerated() {
             let upstream = inputIndices[i].map { out[$0] }.max() ?? 0
@@ -504,6 +512,7 @@ public final class Engine: @unchecked Sendable {
     /// [main-thread]
     @discardableResult
     public func updateLatencyCompensation() -> [String] {
+        ThreadRole.check(.main)
         guard latencyCompensation else { return [] }
         let lat = latencies
         var misaligned: Set<Int> = []
@@ -526,6 +535,7 @@ public final class Engine: @unchecked Sendable {
     /// The delay each compensated input gets: (node id, input port, frames).
     /// [main-thread]
     public var compensationDelays: [(node: String, port: Int, frames: Int)] {
-        zip(lineSteps, delayLines).map { (ids[$0], $1.port, $1.delay) }
+        ThreadRole.check(.main)
+        return zip(lineSteps, delayLines).map { (ids[$0], $1.port, $1.delay) }
     }
 }

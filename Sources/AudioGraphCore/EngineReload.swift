@@ -19,7 +19,7 @@ public struct EngineReuse {
 }
 
 extension BusPool {
-    /// Whether `bus` is one of this pool's. [any thread]
+    /// Whether `bus` is one of this pool's. [any-thread]
     public func owns(_ bus: AudioBus) -> Bool {
         bus.layout >= layouts && bus.layout < layouts + max(busCount, 1)
     }
@@ -34,6 +34,7 @@ extension Engine {
     /// count frames or wake the worker. [audio-thread]
     /// - Parameter retired: one flag per step.
     public func renderRetired(frames: Int, retired: UnsafePointer<Bool>) {
+        ThreadRole.check(.audio)
         let n = frames < maxFrames ? frames : maxFrames
         var p = 0
         while p < pools.count {
@@ -59,8 +60,9 @@ extension Engine {
     }
 
     /// Continues the frame count of `other` (the engine this one replaces).
-    /// [audio-thread, at the swap]
+    /// [audio-thread; at the swap]
     public func continuePosition(from other: Engine) {
+        ThreadRole.check(.audio)
         position.store(other.framePosition, ordering: .relaxed)
     }
 }
@@ -69,8 +71,9 @@ extension Engine {
     /// Writes zeros through this engine's own bus memory, so that its pages
     /// are mapped before the audio thread first touches them (a hot reload
     /// calls it before the swap; kept buses, in other pools, are not
-    /// touched). [main-thread, before the engine renders]
+    /// touched). [main-thread & !rendering]
     public func prefaultOwnBuses() {
+        ThreadRole.check(.main)
         guard let own = pools.first else { return }
         for bus in own.buses {
             for c in 0..<bus.channels { Kernels.fill(bus.channel(c), count: bus.capacity, value: 0) }

@@ -18,7 +18,7 @@ public enum FrameDecodeStatus: Sendable, Equatable {
 /// main thread.
 public protocol FrameDecoder: AnyObject {
     /// PCM channels every decode writes (a stream with fewer channels
-    /// leaves the rest silent). [any thread]
+    /// leaves the rest silent). [any-thread]
     var channels: Int { get }
     /// Makes the decoder ready for `sampleRate` (again, when it was
     /// active). [main-thread]
@@ -46,9 +46,9 @@ public protocol FrameDecoder: AnyObject {
     /// Drops all state before frames from another position. [worker-thread & active]
     func flush()
     /// Why the last decode was bad or fatal, in the decoder's words.
-    /// [worker-thread & active, between decodes]
+    /// [worker-thread & active; between decodes]
     var lastError: String? { get }
-    /// Frames the decoder concealed itself since activation. [any thread]
+    /// Frames the decoder concealed itself since activation. [any-thread]
     var concealedFrames: Int { get }
 }
 

@@ -1,7 +1,7 @@
 /// Seconds to frames, checked. Every conversion of a user-given time (a
 /// seek, `--duration`, a node's start or buffer time) goes through here, so
 /// that `1e308`, `inf` or `nan` is a clear error, never a trap in `Int(_:)`.
-/// [any thread but the audio thread (the error allocates)]
+/// [main-thread | worker-thread | owner-thread | control-thread; the error allocates]
 public enum FrameTime {
     /// The longest time accepted anywhere: one year (31,536,000 s). At
     /// 384 kHz that is about 1.2e13 frames, far inside `Int`.
@@ -39,7 +39,7 @@ public enum FrameTime {
 
 /// What a ring between the audio thread and a worker may take: checked at
 /// validation, so that no parameter combination (64 channels at 384 kHz
-/// with a 60 s buffer is 5.9 GB) allocates without bound. [any thread]
+/// with a 60 s buffer is 5.9 GB) allocates without bound. [any-thread]
 public enum RingBudget {
     /// The most one node's ring may allocate: 256 MiB.
     public static let maximumBytes = 256 << 20

@@ -25,7 +25,7 @@ public protocol OutputRouteAware: AnyObject {
 /// latencies and reports them again (to JACK, when live).
 public protocol LatencyChangeNotifying: AnyObject {
     /// Called on the main thread after the node's `latency` changed.
-    /// [main-thread to set and to call]
+    /// [main-thread; to set and to call]
     var onLatencyChange: (() -> Void)? { get set }
 }
 

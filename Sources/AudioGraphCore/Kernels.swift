@@ -119,6 +119,7 @@ public enum Kernels {
     /// from index `at` on, wrapping. [audio-thread]
     @inlinable @_noLocks
     public static func ringWrite(_ src: UnsafePointer<Float>, count: Int, ring: UnsafeMutablePointer<Float>, capacity: Int, at: Int) {
+        _unsafePerformance { ThreadRole.check(.audio) }
         var w = at
         var i = 0
         while i < count {
@@ -134,6 +135,7 @@ public enum Kernels {
     @inlinable @_noLocks
     public static func ringRead(_ ring: UnsafePointer<Float>, capacity: Int, at: Int, delay: Int, count: Int,
                                 into dst: UnsafeMutablePointer<Float>) {
+        _unsafePerformance { ThreadRole.check(.audio) }
         var r = at - delay
         if r < 0 { r += capacity }
         var i = 0
@@ -175,7 +177,7 @@ public enum Kernels {
     }
 }
 
-/// Decibel conversions. [any thread]
+/// Decibel conversions. [any-thread]
 public enum Decibels {
     /// Linear amplitude of `dB` (20·log10 scale); `-infinity` gives 0.
     @inlinable

@@ -11,7 +11,8 @@ import Glibc
 /// live tests run under, sees no ordering between the threads that take it
 /// and reports races that are not there. TSan intercepts pthread mutexes.
 ///
-/// Threading: [any thread but the audio thread] — taking a lock may wait.
+/// Threading: [main-thread | worker-thread | owner-thread | control-thread] — taking a lock may
+/// wait.
 public final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value

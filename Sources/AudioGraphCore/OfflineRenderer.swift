@@ -50,6 +50,7 @@ public struct OfflineRenderer {
         shouldStop: () -> Bool = { false },
         progress: (Int) -> Void = { _ in }
     ) -> Result {
+        ThreadRole.check(.main)
         engine.worker.start()
         // This thread renders the blocks: it is the audio thread for thread checks.
         let previousRole = ThreadRole.current

@@ -31,12 +31,14 @@ public final class ParameterQueue: @unchecked Sendable {
 
     /// [main-thread]
     public init(capacity: Int = 1024) {
+        ThreadRole.check(.main)
         ring = SPSCRing(minimumCapacity: capacity)
     }
 
-    /// Queues a change; false when the queue is full. [control threads, not the audio thread]
+    /// Queues a change; false when the queue is full. [control-thread]
     @discardableResult
     public func post(_ change: ParameterChange) -> Bool {
+        ThreadRole.check(.control)
         let ok = producers.withLock { _ in ring.push(change) }
         if !ok { dropped.add(1, ordering: .relaxed) }
         return ok
@@ -44,15 +46,15 @@ public final class ParameterQueue: @unchecked Sendable {
 
     /// Changes queued since the start: right after a `post` that
     /// succeeded, at least that change's number (counting from 1).
-    /// [any thread]
+    /// [any-thread]
     public var postedCount: Int { ring.writePosition }
 
     /// Changes the audio thread has taken off the queue since the start,
     /// each at the start of the block it applies them to: change number
-    /// `n` has been applied once `takenCount >= n`. [any thread]
+    /// `n` has been applied once `takenCount >= n`. [any-thread]
     public var takenCount: Int { ring.readPosition }
 
     /// Next queued change. [audio-thread]
     @inline(__always)
-    public func next(into change: inout ParameterChange) -> Bool { ring.pop(into: &change) }
+    public func next(into change: inout ParameterChange) -> Bool { ThreadRole.check(.audio); return ring.pop(into: &change) }
 }

@@ -5,7 +5,7 @@
 /// the bit pattern of a Double); readers never wait for it.
 public protocol MeasuringNode: AnyObject {
     /// The names of the readings, in display order, each with its unit
-    /// ("LUFS", "LU", "dBTP", "dB"). [any thread]
+    /// ("LUFS", "LU", "dBTP", "dB"). [any-thread]
     var readingNames: [(name: String, unit: String)] { get }
     /// The latest value of reading `name`; nil for a name not in
     /// `readingNames`. -inf where nothing was measured yet. [control-thread]
@@ -14,5 +14,5 @@ public protocol MeasuringNode: AnyObject {
 
 /// A measuring node whose readings a live host publishes as events when
 /// they change (an LV2 plugin's control outputs: meters, gain reduction,
-/// latency). [any thread]
+/// latency). [any-thread]
 public protocol ReadingPublishing: MeasuringNode {}

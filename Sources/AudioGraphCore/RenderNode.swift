@@ -51,8 +51,8 @@ public protocol RenderNode: AnyObject {
     /// them. A live engine prefetches it at the start of each cycle (see
     /// `Engine.prefetchHotMemory`), so that these cache misses overlap
     /// instead of following one another. A hint only: leaving it out
-    /// changes no result. [main-thread, after `prepare`; the regions must
-    /// stay allocated while the engine lives]
+    /// changes no result. [main-thread; after `prepare`; the regions must stay allocated while the
+    /// engine lives]
     var hotMemory: [UnsafeRawBufferPointer] { get }
 }
 
@@ -74,7 +74,7 @@ extension RenderNode {
 }
 
 extension UnsafeRawBufferPointer {
-    /// The memory of `count` values at `pointer`, for `RenderNode.hotMemory`. [any thread]
+    /// The memory of `count` values at `pointer`, for `RenderNode.hotMemory`. [any-thread]
     @inlinable
     public init<T>(hot pointer: UnsafePointer<T>, count: Int = 1) {
         self.init(start: UnsafeRawPointer(pointer), count: MemoryLayout<T>.stride * count)
@@ -113,7 +113,7 @@ public protocol BackgroundJob: AnyObject, Sendable {
 
     /// Whether the job hit an error that makes going on pointless (an input
     /// that cannot be decoded, with `onError: "fail"`): an offline render
-    /// stops at the next block. [any thread]
+    /// stops at the next block. [any-thread]
     var hasFailed: Bool { get }
 }
 
@@ -150,14 +150,14 @@ public protocol SeekableNode: AnyObject {
     /// output resumes within a period or two. Returns false when the frame is
     /// out of range. [control-thread]
     func seek(toFrame frame: Int) -> Bool
-    /// Length of the stream in frames, when known. [any thread]
+    /// Length of the stream in frames, when known. [any-thread]
     var lengthFrames: Int? { get }
 }
 
 /// A background job that can hold a small, adjustable fill instead of a
 /// full ring: live rendering keeps latency and seek response low this way.
 public protocol FillTargeting: AnyObject {
-    /// Frames the job keeps buffered ahead of the audio thread. [any thread]
+    /// Frames the job keeps buffered ahead of the audio thread. [any-thread]
     func setTargetFill(frames: Int)
     var targetFill: Int { get }
 }
@@ -174,14 +174,14 @@ public protocol OnDemandJob: BackgroundJob {
 
 /// A node that decodes media: it counts the frames it found damaged and
 /// concealed (played as silence or by the decoder's own concealment).
-/// [any thread]
+/// [any-thread]
 public protocol DamageCounting: AnyObject {
     var damagedFrames: Int { get }
 }
 
 /// A source whose stream is at another rate than the graph's and is
 /// converted on its way in (a `media` file at 44.1 kHz in a 48 kHz graph):
-/// the status line says so. [any thread]
+/// the status line says so. [any-thread]
 public protocol RateConverting: AnyObject {
     /// The source's own rate, in Hz, when it differs from the graph's (nil: no conversion).
     var convertedFromRate: Double? { get }
@@ -191,13 +191,13 @@ public protocol RateConverting: AnyObject {
 /// `file-out`): frames that find the ring full, because the job fell
 /// behind, are dropped, and counted.
 public protocol DropCounting: AnyObject {
-    /// Frames dropped so far. [any thread]
+    /// Frames dropped so far. [any-thread]
     var droppedFrames: Int { get }
 }
 
 /// A node fed from a ring that can run dry: it counts underruns.
 public protocol UnderrunCounting: AnyObject {
-    /// Blocks in which the node found too little audio. [any thread]
+    /// Blocks in which the node found too little audio. [any-thread]
     var underrunCount: Int { get }
 }
 

@@ -24,6 +24,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// - Parameter minimumCapacity: rounded up to a power of two. [main-thread]
     public init(minimumCapacity: Int) {
+        ThreadRole.check(.main)
         var c = 1
         while c < max(minimumCapacity, 1) { c <<= 1 }
         capacity = c
@@ -43,10 +44,10 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// Elements read or discarded since the start. [consumer; an estimate elsewhere]
     @inlinable public var readPosition: Int { readIndex.load(ordering: .acquiring) }
 
-    /// Elements ready to read. [consumer; an estimate on other threads]
+    /// Elements ready to read. [any-thread; the consumer; an estimate on other threads]
     @inlinable public var readable: Int { RingKernel.readable(writeIndex, readIndex) }
 
-    /// Free slots. [producer; an estimate on other threads]
+    /// Free slots. [any-thread; the producer; an estimate on other threads]
     @inlinable public var writable: Int { capacity &- RingKernel.readable(writeIndex, readIndex) }
 
     /// Writes up to `count` elements; returns how many fit. [producer]
@@ -81,7 +82,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 }
 
 /// The ring's work on raw bytes: non-generic, so it can be `@_noLocks`.
-/// [producer or consumer thread, as each function says]
+/// [any-thread; the producer or the consumer, as each function says]
 public enum RingKernel {
     public struct Layout {
         public var storage: UnsafeMutableRawPointer

@@ -81,7 +81,7 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     /// the sources that read it from a file (`file`, `media`), kept by nodes
     /// that pass the 5.1 through; a node that makes a new 5.1 (an upmix, a
     /// 7.1 downmix, a mixer of unlike inputs) makes side. Always false for
-    /// other layouts. [any thread]
+    /// other layouts. [any-thread]
     public var surroundsAreBack: Bool {
         didSet { if layout != .surround51 { surroundsAreBack = false } }
     }

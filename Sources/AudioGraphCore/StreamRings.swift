@@ -10,9 +10,9 @@ public final class FeedRing: @unchecked Sendable {
     public let channels: Int
     public let ring: SPSCRing<Float>
     private let ended = Atomic<Bool>(false)
-    /// Blocks in which the audio thread found too little audio. [any thread]
+    /// Blocks in which the audio thread found too little audio. [any-thread]
     public let underruns = Atomic<Int>(0)
-    /// Frames of silence played in place of missing audio. [any thread]
+    /// Frames of silence played in place of missing audio. [any-thread]
     public let missingFrames = Atomic<Int>(0)
     /// Interleaved scratch for the consumer, sized for `maxFrames`.
     private let scratch: UnsafeMutablePointer<Float>
@@ -27,8 +27,8 @@ public final class FeedRing: @unchecked Sendable {
     /// arrive too late are dropped when they come, so that frame `p` of the
     /// stream still plays at the block it is due in (a source that follows
     /// the JACK transport stays on the transport's frame). Off: an underrun
-    /// delays the rest of the stream by the silence played. [set: any
-    /// thread; read: audio-thread]
+    /// delays the rest of the stream by the silence played. [any-thread; set: any thread; read:
+    /// the audio thread]
     public let keepsTime = Atomic<Bool>(false)
     /// Frames played as silence while keeping time, not yet dropped from
     /// the ring; a flush clears the debt. [audio-thread]
@@ -39,6 +39,7 @@ public final class FeedRing: @unchecked Sendable {
     ///   - maxFrames: the largest block the consumer renders.
     /// [main-thread]
     public init(channels: Int, capacityFrames: Int, maxFrames: Int) {
+        ThreadRole.check(.main)
         self.channels = channels
         ring = SPSCRing(minimumCapacity: capacityFrames * channels)
         scratchFrames = maxFrames
@@ -54,7 +55,7 @@ public final class FeedRing: @unchecked Sendable {
 
     /// Frames buffered and not yet played; after a `flush`, only those
     /// written since (the stale ones are dropped at the consumer's next
-    /// block). [any thread; an estimate]
+    /// block). [any-thread; an estimate]
     public var bufferedFrames: Int {
         let from = max(ring.readPosition, flushPosition.load(ordering: .acquiring))
         return max(ring.writePosition &- from, 0) / channels
@@ -81,7 +82,7 @@ public final class FeedRing: @unchecked Sendable {
         flushGeneration.add(1, ordering: .releasing)
     }
 
-    /// Whether `markEnd()` was called. [any thread]
+    /// Whether `markEnd()` was called. [any-thread]
     public var isEnded: Bool { ended.load(ordering: .acquiring) }
 
     // MARK: consumer side [audio-thread]
@@ -92,6 +93,7 @@ public final class FeedRing: @unchecked Sendable {
     /// the producer has room to refill after a seek. [audio-thread]
     @discardableResult
     public func discardStale() -> Bool {
+        ThreadRole.check(.audio)
         let generation = flushGeneration.load(ordering: .acquiring)
         guard generation != seenFlushGeneration else { return false }
         seenFlushGeneration = generation
@@ -149,13 +151,14 @@ public final class DrainRing: @unchecked Sendable {
     public let channels: Int
     public let ring: SPSCRing<Float>
     private let ended = Atomic<Bool>(false)
-    /// Frames the audio thread could not hand over (ring full). [any thread]
+    /// Frames the audio thread could not hand over (ring full). [any-thread]
     public let droppedFrames = Atomic<Int>(0)
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
 
     /// [main-thread]
     public init(channels: Int, capacityFrames: Int, maxFrames: Int) {
+        ThreadRole.check(.main)
         self.channels = channels
         ring = SPSCRing(minimumCapacity: capacityFrames * channels)
         scratchFrames = maxFrames
@@ -197,7 +200,7 @@ public final class DrainRing: @unchecked Sendable {
         return n > 0 ? n : 0
     }
 
-    /// Whole frames that fit now. [any thread; an estimate]
+    /// Whole frames that fit now. [any-thread; an estimate]
     public var writableFrames: Int { ring.writable / channels }
 
     // MARK: consumer side [worker-thread]
@@ -213,7 +216,7 @@ public final class DrainRing: @unchecked Sendable {
         return n
     }
 
-    /// The producer saw the end of its stream. [any thread]
+    /// The producer saw the end of its stream. [any-thread]
     public var isEnded: Bool { ended.load(ordering: .acquiring) }
 }
 

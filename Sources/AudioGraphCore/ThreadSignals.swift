@@ -22,8 +22,10 @@ public enum ThreadSignals {
     /// Runs `body`, which starts threads, with those signals blocked on the
     /// calling thread, so that the threads start with them blocked (a
     /// thread inherits its creator's mask); the caller's mask is restored
-    /// after. [any thread that starts threads; not the audio thread]
+    /// after. [main-thread | worker-thread | owner-thread | control-thread; a thread that starts
+    /// threads]
     public static func blockedInNewThreads<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        ThreadRole.check(.main, .worker, .control)
         var block = sigset_t()
         sigemptyset(&block)
         for s in handledOnTheMainThread { sigaddset(&block, s) }
@@ -34,7 +36,7 @@ public enum ThreadSignals {
     }
 
     /// The signals of `handledOnTheMainThread` the calling thread blocks.
-    /// [any thread]
+    /// [any-thread]
     public static var blockedHere: [Int32] {
         var current = sigset_t()
         pthread_sigmask(SIG_BLOCK, nil, &current)

@@ -35,7 +35,7 @@ public enum TransportMode: String, Sendable, CaseIterable {
 /// looped part when it loops and its length is known. Past the end, the
 /// source plays silence (its stream has ended) until moved back.
 public protocol TransportFollowing: AnyObject {
-    /// The mode its `transport` parameter gives. [any thread]
+    /// The mode its `transport` parameter gives. [any-thread]
     var transportMode: TransportMode { get }
     /// Moves the source to where transport frame `frame` is: buffered
     /// audio is dropped and its reader restarts there. From its first
@@ -58,6 +58,7 @@ extension TransportFollowing {
     /// `renderHeld` of a source fed from `feed` into `output`. [audio-thread]
     @inline(__always)
     public func renderHeld(feed: FeedRing?, output: AudioBus?, frames: Int) {
+        ThreadRole.check(.audio)
         feed?.discardStale()
         guard let output else { return }
         output.clear(from: 0, to: frames)
@@ -70,7 +71,7 @@ extension TransportFollowing {
 /// that a control thread can tell when the audio buffered is from the new
 /// position (`isSettled`).
 ///
-/// Threading: `request`, `isSettled`: [control threads; may take a lock];
+/// Threading: `request`, `isSettled`: [control-thread; may take a lock];
 /// `take`, `done`: [worker-thread; atomics only].
 public final class SeekRequests: @unchecked Sendable {
     /// The pending request: sequence number << 40 | frame, or -1.
@@ -88,6 +89,7 @@ public final class SeekRequests: @unchecked Sendable {
 
     /// Asks for a seek to `frame` (≥ 0; the job's own unit). [control-thread]
     public func request(_ frame: Int) {
+        ThreadRole.check(.control)
         let f = min(max(frame, 0), Self.frameMask)
         last.withLock { seq in
             seq = (seq + 1) & Self.sequenceMask
@@ -97,11 +99,12 @@ public final class SeekRequests: @unchecked Sendable {
 
     /// Whether every request made so far has been carried out. [control-thread]
     public var isSettled: Bool {
+        ThreadRole.check(.control)
         let seq = last.withLock { $0 }
         return pending.load(ordering: .acquiring) < 0 && carriedOut.load(ordering: .acquiring) == seq
     }
 
-    /// Whether a request waits to be taken. [any thread; atomics only]
+    /// Whether a request waits to be taken. [any-thread; atomics only]
     @inline(__always)
     public var hasPending: Bool { pending.load(ordering: .relaxed) >= 0 }
 
@@ -109,6 +112,7 @@ public final class SeekRequests: @unchecked Sendable {
     /// `done` once it has been carried out. [worker-thread]
     @inline(__always)
     public func take() -> (frame: Int, sequence: Int)? {
+        ThreadRole.check(.worker)
         let r = pending.exchange(-1, ordering: .acquiring)
         guard r >= 0 else { return nil }
         return (r & Self.frameMask, r >> Self.frameBits)
@@ -117,13 +121,13 @@ public final class SeekRequests: @unchecked Sendable {
     /// Request `sequence` has been carried out (the ring flushed, the
     /// reader moved). [worker-thread]
     @inline(__always)
-    public func done(_ sequence: Int) { carriedOut.store(sequence, ordering: .releasing) }
+    public func done(_ sequence: Int) { ThreadRole.check(.worker); carriedOut.store(sequence, ordering: .releasing) }
 }
 
 extension PlaybackWindow {
     /// The stream sample that transport frame `frame` plays: `start` +
     /// `frame`, wrapped into the window when it loops and its end is known.
-    /// [any thread]
+    /// [any-thread]
     public func sample(forTransportFrame frame: Int) -> Int {
         let f = max(frame, 0)
         if loops, let end, end > start { return start + f % (end - start) }

@@ -12,6 +12,7 @@ public final class Wakeup: @unchecked Sendable {
 
     /// [main-thread]
     public init() {
+        ThreadRole.check(.main)
         sem = .allocate(capacity: 1)
         sem_init(sem, 0, 0)
     }
@@ -21,14 +22,15 @@ public final class Wakeup: @unchecked Sendable {
         sem.deallocate()
     }
 
-    /// Wakes one waiter (or the next `wait`). [any thread, audio-thread included]
+    /// Wakes one waiter (or the next `wait`). [any-thread; the audio thread included]
     @inline(__always)
     public func signal() { sem_post(sem) }
 
     /// Waits for a signal or until `seconds` pass; returns true when signalled.
-    /// [non-realtime threads only]
+    /// [main-thread | worker-thread | owner-thread | control-thread]
     @discardableResult
     public func wait(timeout seconds: Double) -> Bool {
+        ThreadRole.check(.main, .worker, .control)
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let whole = Int(seconds)

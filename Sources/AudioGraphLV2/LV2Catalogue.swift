@@ -54,8 +54,9 @@ public enum LV2State {
     /// as Turtle, for its `state` parameter: the plugin's own data and its
     /// port values. LV2 state's `save` has its own threading class: it may
     /// run beside the plugin's `run` (a live graph), not beside its
-    /// instantiation functions. [main-thread or control-thread]
+    /// instantiation functions. [main-thread | control-thread]
     public static func save(_ node: any RenderNode) throws -> String {
+        ThreadRole.check(.main, .control)
         guard let n = node as? LV2Node else { throw LV2Error("not an lv2 node") }
         return try n.saveState()
     }

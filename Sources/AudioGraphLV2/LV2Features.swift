@@ -10,7 +10,7 @@ import Foundation
 // `isLive`, `hardRTCapable`, `inPlaceBroken` that need no data.
 
 /// URIDs for the process: every instance maps through the same table.
-/// [any thread; takes a lock: plugins map URIs when they are made, not in `run`]
+/// [any-thread; takes a lock: plugins map URIs when they are made, not in `run`]
 public final class LV2URIDTable: @unchecked Sendable {
     public static let shared = LV2URIDTable()
     private init() {}

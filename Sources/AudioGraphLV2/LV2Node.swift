@@ -15,7 +15,7 @@ import Glibc
 ///   latency), `saveState`, `deinit`: [main-thread & !rendering].
 /// - `render`, `apply`: [audio-thread]. Around the plugins' `run`, only
 ///   pointer work and atomics: worker replies in, control outputs out.
-/// - `reading`, `latency`: [any thread] (atomics).
+/// - `reading`, `latency`: [any-thread] (atomics).
 /// - the job (`LV2Job.service`): [worker-thread]: the plugins' `work`,
 ///   their audio-thread log messages, latency changes.
 final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
@@ -60,8 +60,8 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     /// What `render` reads every block, in two blocks allocated at init
     /// (live, each cycle starts with cold caches, and each separate heap
     /// block or lilv struct read costs a miss: `perf annotate` put the
-    /// node's samples on exactly those loads). [audio-thread, or
-    /// main-thread while preparing]
+    /// node's samples on exactly those loads). [audio-thread | main-thread; the main thread while
+    /// preparing]
     private let hot: UnsafeMutablePointer<LV2RenderHot>
     /// Per instance: its handle and its descriptor's `run` and
     /// `connect_port`, copied out of lilv's structs at prepare.
@@ -260,7 +260,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
     private let audioOut: [UInt32]
 
     /// Connects the audio ports to the buses' channels of this block.
-    /// [audio-thread, or main-thread while preparing]
+    /// [audio-thread | main-thread; the main thread while preparing]
     @inline(__always)
     private func connectAudio() {
         guard let input, let output else { return }
@@ -417,7 +417,7 @@ final class LV2Node: RenderNode, ReadingPublishing, LatencyChangeNotifying {
         }
     }
 
-    // MARK: latency, readings [any thread]
+    // MARK: latency, readings [any-thread]
 
     private func readLatency() {
         if let port = latencyPort { currentLatency.store(Int(max(values[0][port], 0)), ordering: .relaxed) }
@@ -513,12 +513,12 @@ final class LV2LatencyFlag: Sendable {
     let changed = Atomic<Bool>(false)
 }
 
-/// A control output's latest value (Float bits). [audio-thread writes, any thread reads]
+/// A control output's latest value (Float bits). [any-thread; the audio thread writes]
 final class PublishedValue: Sendable {
     let bits = Atomic<UInt32>(0)
 }
 
-/// Who a log message is from. [any thread reads]
+/// Who a log message is from. [any-thread; any thread reads]
 final class LV2LogOwner: @unchecked Sendable {
     let nodeID: String
     let uri: String
@@ -535,16 +535,17 @@ final class LV2LogOwner: @unchecked Sendable {
     }
 }
 
-/// Where LV2 plugins' log messages go. [any thread]
+/// Where LV2 plugins' log messages go. [any-thread]
 public enum LV2Log {
     /// Takes each message (one line: `agraph: lv2 node 'eq': warning:
     /// text`); nil (the default) prints it on stderr. Called on the thread
     /// that logged, or the worker thread for messages logged on the audio
-    /// thread. [set on the main thread before rendering]
+    /// thread. [main-thread & !rendering; set before rendering]
     nonisolated(unsafe) public static var handler: (@Sendable (String) -> Void)?
 }
 
-/// [any thread but the audio thread] A plugin's message, printed on stderr.
+/// [main-thread | worker-thread | owner-thread | control-thread] A plugin's message, printed on
+/// stderr.
 let lv2LogSink: @convention(c) (UnsafeMutableRawPointer?, LV2_URID, UnsafePointer<CChar>?) -> Void = { owner, type, text in
     guard let owner, let text else { return }
     let o = Unmanaged<LV2LogOwner>.fromOpaque(owner).takeUnretainedValue()

@@ -39,7 +39,7 @@ struct LV2Control: Sendable {
     }
 }
 
-/// The generic `lv2` type, registered as `lv2`. [any thread]
+/// The generic `lv2` type, registered as `lv2`. [any-thread]
 public struct LV2NodeType: SpecialisingNodeType {
     public init() {}
 
@@ -72,7 +72,7 @@ public struct LV2NodeType: SpecialisingNodeType {
     }
 }
 
-/// The type of one plugin's nodes. [any thread]
+/// The type of one plugin's nodes. [any-thread]
 public struct LV2PluginType: NodeType {
     public let plugin: LV2PluginDescription
     public let descriptor: NodeDescriptor

@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// Threading: `schedule` (the plugin's `schedule_work`), `deliverResponses`,
 /// `endRun`: [audio-thread]; `service` and the plugin's `respond`:
-/// [worker-thread]; `attach`: [main-thread, before rendering].
+/// [worker-thread]; `attach`: [main-thread & !rendering].
 final class LV2WorkerChannel: @unchecked Sendable {
     static let ringBytes = 1 << 16
     /// The largest message either way.

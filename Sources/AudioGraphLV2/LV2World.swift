@@ -117,8 +117,8 @@ public struct LV2PluginDescription: Sendable {
     public var missingFeatures: [String] { requiredFeatures.filter { !LV2URI.givenFeatures.contains($0) } }
 }
 
-/// The process's LV2 world (lilv), loaded on first use. [main-thread or
-/// worker-thread; never the audio thread: every member takes a lock]
+/// The process's LV2 world (lilv), loaded on first use. [main-thread | worker-thread; every member
+/// takes a lock]
 public final class LV2World: @unchecked Sendable {
     public static let shared = LV2World()
 

@@ -8,7 +8,7 @@ import CFFmpeg
 /// demuxer reads an `ac-4` sample entry's samples, timestamps, sample rate
 /// and channel count, but names the codec "none" with the fourcc `ac-4` as
 /// its tag (and skips the `dac4` box: no extradata). The tag alone says what
-/// the samples are. Newer FFmpeg names it "ac4". [any thread]
+/// the samples are. Newer FFmpeg names it "ac4". [any-thread]
 enum MediaCodecNames {
     /// The ISO BMFF sample entry type of AC-4, as FFmpeg stores a fourcc
     /// (first character in the low byte).

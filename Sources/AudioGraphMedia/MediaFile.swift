@@ -73,6 +73,7 @@ public final class MediaFile: @unchecked Sendable {
     /// and the path goes to libavformat's `file` protocol, never another
     /// protocol its name might spell ("pipe:0", "http://…"). [main-thread]
     public init(path: String) throws(MediaError) {
+        ThreadRole.check(.main)
         self.path = path
         if let problem = FileChecks.readableFileProblem(path) {
             throw MediaError("cannot open \(path): \(problem)")
@@ -138,7 +139,7 @@ public final class MediaFile: @unchecked Sendable {
 
     /// A reading position over `stream`'s packets, with timestamps in
     /// samples at `graphRate`; it owns this file from then on (one reader
-    /// at a time). [the thread that reads it]
+    /// at a time). [any-thread; the thread that reads it]
     public func cursor(over stream: MediaStream, graphRate: Double) throws(MediaError) -> any CompressedFrameCursor {
         try MediaCursor(file: self, stream: stream, graphRate: graphRate)
     }
@@ -197,7 +198,7 @@ public final class MediaFile: @unchecked Sendable {
                            language: language, info: info)
     }
 
-    // MARK: Reading one stream [the cursor's thread]
+    // MARK: Reading one stream [any-thread; the cursor's thread]
 
     /// The time base and start of `stream`, for timestamps.
     func timing(_ stream: Int) -> (base: AVRational, start: Int64)? {
@@ -244,11 +245,11 @@ public final class MediaFile: @unchecked Sendable {
         }
     }
 
-    /// Read errors skipped so far (damaged containers). [the cursor's thread]
+    /// Read errors skipped so far (damaged containers). [any-thread; the cursor's thread]
     public private(set) var readErrors = 0
 
     /// Moves so that the next packets of `stream` start at or before
-    /// `timestamp` (the stream's time base). [the cursor's thread]
+    /// `timestamp` (the stream's time base). [any-thread; the cursor's thread]
     func seek(stream: Int, to timestamp: Int64) -> Bool {
         guard let context else { return false }
         let rc = avformat_seek_file(context, Int32(stream), Int64.min, timestamp, timestamp, 0)
@@ -280,7 +281,7 @@ public enum MediaLayouts {
     }
 
     /// Whether a mask `layout` maps to 5.1 has back surrounds (FFmpeg's
-    /// "5.1", WAVE 0x3F) rather than side ones ("5.1(side)", 0x60F). [any thread]
+    /// "5.1", WAVE 0x3F) rather than side ones ("5.1(side)", 0x60F). [any-thread]
     public static func surroundsAreBack(mask: UInt64, channels: Int) -> Bool {
         channels == 6 && mask == fl | fr | fc | lfe | bl | br
     }

@@ -152,7 +152,7 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, RateConve
 
     public var codec: String { stream.codec }
 
-    /// The stream's rate when the decoder converts it to the graph's. [any thread]
+    /// The stream's rate when the decoder converts it to the graph's. [any-thread]
     public var convertedFromRate: Double? {
         Double(stream.sampleRate) == sampleRate || stream.sampleRate <= 0 ? nil : Double(stream.sampleRate)
     }
@@ -161,6 +161,7 @@ public final class MediaSourceNode: RenderNode, CompressedFrameSource, RateConve
 
     /// Each decoder gets its own demuxer over the file. [main-thread]
     public func makeCursor() throws -> any CompressedFrameCursor {
+        ThreadRole.check(.main)
         do {
             return try MediaFile(path: path).cursor(over: stream, graphRate: sampleRate)
         } catch {
@@ -217,7 +218,7 @@ final class MediaCursor: CompressedFrameCursor {
     // The conversions, safe for any values a file can carry (a time base
     // of 0/1 or 1/0, a sample rate of 0, timestamps near Int64's ends):
     // done in Double, a result that is not finite is 0, and one beyond
-    // ±2^62 is clamped, so no conversion to an integer traps. [any thread]
+    // ±2^62 is clamped, so no conversion to an integer traps. [any-thread]
 
     /// `x` rounded as `rule` says, as an Int: 0 when not finite, clamped to ±2^62.
     static func whole(_ x: Double, _ rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero) -> Int64 {

@@ -5,7 +5,7 @@ import Glibc
 /// Checks on the files a graph names, made before anything opens them: a
 /// FIFO, a device or a directory given where a file is expected is refused
 /// with a reason instead of blocking in `open` or reading without end.
-/// [any thread but the audio thread]
+/// [main-thread | worker-thread | owner-thread | control-thread]
 public enum FileChecks {
     /// The largest graph file read: 16 MiB. Real graphs are a few kB; the
     /// limit only stops `agraph validate /dev/zero`-like mistakes.

@@ -143,7 +143,7 @@ public struct InstanceContext: @unchecked Sendable {
 /// Built-in types and (later) plugin types conform to this; the validator
 /// and the compiler know nothing else about them.
 public protocol NodeType: Sendable {
-    /// [any thread]
+    /// [any-thread]
     var descriptor: NodeDescriptor { get }
 
     /// Checks what only this type knows (parameter combinations, input
@@ -160,18 +160,18 @@ public protocol NodeType: Sendable {
     func makeNode(_ context: InstanceContext) throws -> any RenderNode
 
     /// Whether a source with these parameters never ends (a tone without a
-    /// duration, a looping file). [any thread]
+    /// duration, a looping file). [any-thread]
     func isEndless(_ parameters: NodeParameters) -> Bool
 
     /// Whether a node with these parameters must hear its whole input
     /// before rendering it when the graph renders offline (its runtime node
     /// is an `AnalysisPassNode`): the offline renderer then runs an
-    /// analysis pass first. Default false. [any thread]
+    /// analysis pass first. Default false. [any-thread]
     func needsAnalysisPass(_ parameters: NodeParameters) -> Bool
 
     /// Whether a source with these parameters plays the same stream again
     /// when built again (a file, a tone): what an analysis pass needs.
-    /// False for live input. Default true. [any thread]
+    /// False for live input. Default true. [any-thread]
     func isReplayable(_ parameters: NodeParameters) -> Bool
 
     /// Checks a live change of `parameter` (element `element` of a list,

@@ -59,12 +59,13 @@ public final class AC4SourceNode: RenderNode, CompressedFrameSource, @unchecked 
     public let bytes: [UInt8]
     public let index: AC4Index
     public let sampleRate: Double
-    /// Its `transport` parameter. [main-thread, before the engine is built]
+    /// Its `transport` parameter. [main-thread; before the engine is built]
     public var transportMode = TransportMode.free
     var output: AudioBus?
 
     /// [main-thread]
     public init(bytes: [UInt8], sampleRate: Double) {
+        ThreadRole.check(.main)
         self.bytes = bytes
         self.index = AC4Index(bytes: bytes)
         self.sampleRate = sampleRate

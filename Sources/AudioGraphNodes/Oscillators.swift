@@ -107,7 +107,7 @@ struct SineOscillator {
 }
 
 /// cos kω and sin kω for k in 0..<length: one chunk of a `SineOscillator`.
-/// [main-thread: init; audio-thread: read and rewrite in place]
+/// [main-thread | audio-thread; init: main; read and rewrite in place: audio]
 final class SineTable: @unchecked Sendable {
     static let length = 32
     let cosine: UnsafeMutablePointer<Double>

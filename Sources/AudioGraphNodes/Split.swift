@@ -74,7 +74,7 @@ public struct SplitType: NodeType {
 }
 
 /// Copies each group of input channels to its output with `Kernels.copy`;
-/// every output carries the input's stream state. [audio-thread for render]
+/// every output carries the input's stream state. [audio-thread; for render]
 final class SplitNode: RenderNode {
     /// First input channel of each output.
     let offsets: [Int]

@@ -62,7 +62,7 @@ public struct TestToneType: NodeType {
     }
 }
 
-/// The running tone. [audio-thread: render/apply; main-thread: init/prepare]
+/// The running tone. [audio-thread | main-thread; render, apply: audio; init, prepare: main]
 ///
 /// What `render` and `apply` change lives in one `State` behind a pointer
 /// allocated in `init`: mutating stored properties of a class costs two

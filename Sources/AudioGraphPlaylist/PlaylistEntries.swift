@@ -29,7 +29,7 @@ struct PlaylistEntries {
     }
 
     /// The items of a graph's `items` parameter, paths resolved against
-    /// `directory`. [any thread]
+    /// `directory`. [any-thread]
     static func fromGraph(_ objects: [[String: ParameterValue]], directory: String) -> PlaylistEntries {
         PlaylistEntries(entries: objects.enumerated().compactMap { i, object in
             item(object, directory: directory).map { Entry(item: $0, pointer: JSONPointer(["items", String(i)])) }
@@ -38,7 +38,7 @@ struct PlaylistEntries {
 
     /// Reads a list file and checks every item's fields as the graph's
     /// `items` are checked; problems come back in words, each with the
-    /// file, line:column and pointer. [main-thread or worker-thread]
+    /// file, line:column and pointer. [main-thread | worker-thread]
     static func fromFile(_ path: String, fields: ParameterDescriptor) -> Result<PlaylistEntries, PlaylistError> {
         let bytes: [UInt8]
         do { bytes = try FileChecks.readRegularFile(path, maximumBytes: FileChecks.maximumGraphFileBytes) } catch {

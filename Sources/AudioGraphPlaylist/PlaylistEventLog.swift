@@ -7,7 +7,7 @@ import AudioGraphNodeAPI
 /// mark becomes an event once the audio thread has read up to it. Nothing
 /// here is touched by the audio thread.
 ///
-/// Threading: every member: [any thread but the audio thread] (a lock).
+/// Threading: every member: [main-thread | worker-thread | owner-thread | control-thread] (a lock).
 final class PlaylistEventLog: @unchecked Sendable {
     /// A boundary the worker reached, at a position in the ring (samples).
     struct Mark: Sendable {

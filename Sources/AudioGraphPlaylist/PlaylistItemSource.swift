@@ -36,7 +36,7 @@ struct PlaylistItemSource {
     }
 
     /// Opens `item` and checks everything that can be known before it plays.
-    /// [main-thread (validation) or worker-thread (playback)]
+    /// [main-thread | worker-thread; validation: main; playback: worker]
     static func open(_ item: PlaylistItem, for target: Target) throws(Problem) -> PlaylistItemSource {
         let path = item.path
         if let why = FileChecks.readableFileProblem(path) {
@@ -84,7 +84,7 @@ struct PlaylistItemSource {
     /// The stream's layout to `layout`, times the gain: a standard matrix,
     /// or channel for channel when the stream's channels have no known
     /// positions but are as many as the playlist's. nil when neither fits.
-    /// [any thread]
+    /// [any-thread]
     static func matrix(_ stream: MediaStream, to layout: ChannelLayout, gain: Double) -> [[Double]]? {
         let base: [[Double]]?
         if stream.layoutIsDiscrete || stream.layout == .discrete {

@@ -109,7 +109,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
         interleaved.deallocate()
     }
 
-    // MARK: requests [any thread]
+    // MARK: requests [any-thread]
 
     /// Skip what is heard now. [control-thread]
     func requestNext() { nextRequests.add(1, ordering: .releasing) }
@@ -235,7 +235,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     }
 
     /// "item 2: damaged input PATH: 3 damaged frames concealed (last: …)",
-    /// or nil when the item found none. [worker-thread, or after stop]
+    /// or nil when the item found none. [worker-thread | main-thread; the main thread after stop]
     private func damage(of item: Current) -> String? {
         let bad = badFrames.count - item.badAtStart + decoder.concealedFrames - item.concealedAtStart
         guard bad > 0 else { return nil }
@@ -350,7 +350,7 @@ final class PlaylistJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchec
     }
 
     /// Damage found with `onError: "fail"` (offline): the render stops at
-    /// the next block. [any thread]
+    /// the next block. [any-thread]
     var hasFailed: Bool { failsOnDamage && badFrames.count + decoder.concealedFrames > 0 }
 
     /// What failed and what was damaged, for `agraph render` to show. A

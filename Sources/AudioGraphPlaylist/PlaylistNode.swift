@@ -39,6 +39,7 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     /// Activates the decoder; builds the ring and the job.
     /// [main-thread & !active]
     public func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {
+        ThreadRole.check(.main)
         self.output = output
         try decoder.activate(sampleRate: context.sampleRate, maxFrames: context.maxFrames)
         let perDecode = decoder.maxFramesPerDecode
@@ -54,6 +55,7 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
 
     /// [audio-thread]
     public func render(frames: Int) {
+        ThreadRole.check(.audio)
         guard let feed, let output else { return }
         feed.render(into: output, frames: frames)
     }
@@ -61,7 +63,7 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     public var backgroundJob: (any BackgroundJob)? { job }
 
     /// None: the ring is prefetch, not delay. [main-thread]
-    public var latency: Int { 0 }
+    public var latency: Int { ThreadRole.check(.main); return 0 }
 
     public var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 
@@ -77,7 +79,7 @@ public final class PlaylistNode: RenderNode, UnderrunCounting, DamageCounting, P
     }
 
     /// [audio-thread]
-    public func renderHeld(frames: Int) { renderHeld(feed: feed, output: output, frames: frames) }
+    public func renderHeld(frames: Int) { ThreadRole.check(.audio); renderHeld(feed: feed, output: output, frames: frames) }
 
     public func isLocated(readyFor frames: Int) -> Bool {
         guard let job else { return true }

@@ -6,7 +6,7 @@ import AudioGraphNodeAPI
 /// boundary. Edits change the list at once; the item playing plays on, and
 /// the list only decides what starts next.
 ///
-/// Threading: every member: [any thread but the audio thread] (a lock).
+/// Threading: every member: [main-thread | worker-thread | owner-thread | control-thread] (a lock).
 final class PlaylistQueue: @unchecked Sendable {
     /// An item with the identity it keeps through edits.
     struct Entry: Sendable {
@@ -138,7 +138,7 @@ final class PlaylistQueue: @unchecked Sendable {
         }
     }
 
-    /// The index of entry `id`, if it is still in the list. [any thread]
+    /// The index of entry `id`, if it is still in the list. [any-thread]
     func index(of id: Int) -> Int? {
         state.withLock { $0.entries.firstIndex { $0.id == id } }
     }

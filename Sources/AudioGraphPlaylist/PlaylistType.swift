@@ -72,6 +72,7 @@ public struct PlaylistType: NodeType {
 
     /// [main-thread]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
+        ThreadRole.check(.main)
         guard let layout = c.parameters.string("layout").flatMap(ChannelLayout.init(rawValue:)),
               let channels = layout.channelCount else { return nil }
         if let problem = RingBudget.check(seconds: c.parameters.number("bufferTime") ?? 0.5, sampleRate: c.sampleRate,
@@ -114,6 +115,7 @@ public struct PlaylistType: NodeType {
 
     /// [main-thread]
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
+        ThreadRole.check(.main)
         guard let layout = c.parameters.string("layout").flatMap(ChannelLayout.init(rawValue:)) else {
             throw EngineError(nodeID: c.nodeID, "no layout")
         }

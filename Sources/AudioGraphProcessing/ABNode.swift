@@ -130,7 +130,7 @@ public struct ABType: NodeType {
                             surroundsAreBack: first.surroundsAreBack)
     }
 
-    /// The `reference` input, or nil for "quietest". [any thread]
+    /// The `reference` input, or nil for "quietest". [any-thread]
     static func referenceIndex(_ p: NodeParameters) -> Int? {
         p.integer("reference")
     }
@@ -220,7 +220,7 @@ final class ABNode: RenderNode, AnalysisPassNode, MeasuringNode, @unchecked Send
         case follow
     }
 
-    /// The audio thread's state. [audio-thread after `prepare`]
+    /// The audio thread's state. [audio-thread; after `prepare`]
     struct State {
         var inputs: [AudioBus] = []
         var output: AudioBus?
@@ -401,7 +401,7 @@ final class ABNode: RenderNode, AnalysisPassNode, MeasuringNode, @unchecked Send
 
     // MARK: matching
 
-    /// Whether `lufs` is above the gate (not silence). [any thread]
+    /// Whether `lufs` is above the gate (not silence). [any-thread]
     @inline(__always)
     static func isAudible(_ lufs: Double) -> Bool { lufs.isFinite && lufs >= ABType.gateLUFS }
 
@@ -409,7 +409,7 @@ final class ABNode: RenderNode, AnalysisPassNode, MeasuringNode, @unchecked Send
     /// reference's (`reference` ≥ 0) or the quietest audible input's
     /// (`reference` -1), within ±`maxGain`, written into `desired`; silent
     /// inputs keep theirs. Returns false, changing nothing, when there is
-    /// no audible reference. [any thread; realtime-safe]
+    /// no audible reference. [any-thread; realtime-safe]
     @_noLocks
     static func matchGains(loudness: UnsafePointer<Double>, count: Int, reference: Int, maxGain: Double,
                            into desired: UnsafeMutablePointer<Double>) -> Bool {
@@ -484,7 +484,7 @@ final class ABNode: RenderNode, AnalysisPassNode, MeasuringNode, @unchecked Send
     }
 
     /// Starts switching to input `k` (`count`: silence) from the mix as
-    /// it is now. [audio-thread, at a block's start]
+    /// it is now. [audio-thread; at a block's start]
     private func switchTo(_ k: Int) {
         let s = state
         let target = s.pointee.target

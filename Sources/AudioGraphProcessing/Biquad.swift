@@ -41,7 +41,7 @@ public struct BiquadCoefficients: Sendable, Equatable {
     /// The Cookbook's design for `shape` at `frequency` Hz (0 < f < fs/2),
     /// quality `q` (> 0) and `gainDB` (peaking and shelves). For shelves,
     /// pass `q` from `BiquadCoefficients.shelfQ(slope:gainDB:)` to design
-    /// by slope. [any thread; allocates nothing]
+    /// by slope. [any-thread; allocates nothing]
     @inline(__always)
     public static func design(_ shape: BiquadShape, frequency: Double, q: Double, gainDB: Double, sampleRate: Double) -> BiquadCoefficients {
         let w0 = 2 * Double.pi * frequency / sampleRate
@@ -90,7 +90,7 @@ public struct BiquadCoefficients: Sendable, Equatable {
     }
 
     /// The first-order Butterworth low- or high-pass section (bilinear,
-    /// prewarped at `frequency`), for odd orders. [any thread]
+    /// prewarped at `frequency`), for odd orders. [any-thread]
     @inline(__always)
     public static func firstOrder(highPass: Bool, frequency: Double, sampleRate: Double) -> BiquadCoefficients {
         let k = tan(Double.pi * frequency / sampleRate)
@@ -105,7 +105,7 @@ public struct BiquadCoefficients: Sendable, Equatable {
 
     /// The Cookbook's shelf slope `S` (1: as steep as it gets without a
     /// bump) as the equivalent `Q`: `1/Q = √((A + 1/A)(1/S − 1) + 2)`.
-    /// [any thread]
+    /// [any-thread]
     @inline(__always)
     public static func shelfQ(slope: Double, gainDB: Double) -> Double {
         let A = pow(10, gainDB / 40)
@@ -115,7 +115,7 @@ public struct BiquadCoefficients: Sendable, Equatable {
 
     /// The section Qs of a Butterworth filter of `order` (1…16): one per
     /// pole pair, and `0` standing for the first-order section of an odd
-    /// order (listed last). [any thread]
+    /// order (listed last). [any-thread]
     public static func butterworthQs(order: Int) -> [Double] {
         var qs: [Double] = []
         for k in 1...max(order / 2, 1) where k <= order / 2 {
@@ -155,6 +155,7 @@ public final class BiquadCascade: @unchecked Sendable {
 
     /// [main-thread]
     public init(channels: Int, coefficients: [BiquadCoefficients], rampFrames: Int) {
+        ThreadRole.check(.main)
         self.channels = max(channels, 1)
         sections = max(coefficients.count, 1)
         self.rampFrames = max(rampFrames, 1)
@@ -190,6 +191,7 @@ public final class BiquadCascade: @unchecked Sendable {
     /// [audio-thread]
     @inline(__always)
     public func setTarget(_ index: Int, _ c: BiquadCoefficients) {
+        ThreadRole.check(.audio)
         guard index >= 0, index < sections else { return }
         Self.store(c, into: target + 5 * index)
     }
@@ -197,6 +199,7 @@ public final class BiquadCascade: @unchecked Sendable {
     /// Starts moving from the current coefficients to the targets over
     /// `rampFrames`. [audio-thread]
     public func startGlide() {
+        ThreadRole.check(.audio)
         let n = Double(rampFrames)
         var i = 0
         while i < 5 * sections {
@@ -208,6 +211,7 @@ public final class BiquadCascade: @unchecked Sendable {
 
     /// Jumps to the targets at once and clears the state. [audio-thread]
     public func reset() {
+        ThreadRole.check(.audio)
         var i = 0
         while i < 5 * sections { current[i] = target[i]; step[i] = 0; i += 1 }
         remaining.pointee = 0
@@ -217,6 +221,7 @@ public final class BiquadCascade: @unchecked Sendable {
     /// Filters `count` samples of every channel: `src[c]` into `dst[c]`
     /// (they may be the same). [audio-thread]
     public func process(_ src: UnsafePointer<UnsafePointer<Float>>, _ dst: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int) {
+        ThreadRole.check(.audio)
         var done = 0
         while done < count {
             let left = remaining.pointee

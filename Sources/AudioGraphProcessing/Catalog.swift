@@ -1,3 +1,4 @@
+import AudioGraphCore
 import AudioGraphNodeAPI
 
 /// The processing node types: rates, channels, time and tone, dynamics,
@@ -5,6 +6,7 @@ import AudioGraphNodeAPI
 public enum ProcessingNodes {
     /// Every processing node type, for the built-in registry. [main-thread]
     public static var all: [any NodeType] {
-        rateNodes + channelNodes + timeAndToneNodes + dynamicsNodes + loudnessNodes + comparisonNodes
+        ThreadRole.check(.main)
+        return rateNodes + channelNodes + timeAndToneNodes + dynamicsNodes + loudnessNodes + comparisonNodes
     }
 }

@@ -57,8 +57,7 @@ enum ChannelKernels {
 /// which allocates, locks and waits for nothing. `channel-map`, `downmix`
 /// and `upmix` run one per block; a playlist runs one per item, on its
 /// worker thread.
-/// [init: main-thread or worker-thread; the tables and `run`: the thread
-/// that renders with it]
+/// [any-thread; init: main or worker; the tables and `run`: the thread that renders with it]
 public final class ChannelMixer {
     public let rows: Int
     public let columns: Int
@@ -123,7 +122,7 @@ public final class ChannelMixer {
 
 /// Runs a fixed channel matrix (`ChannelMixer`) on a block: `render` only
 /// fills the mixer's two pointer tables and runs it.
-/// [main-thread for init and prepare; audio-thread for render]
+/// [main-thread | audio-thread; init, prepare: main; render: audio]
 final class ChannelMatrixNode: RenderNode {
     /// The buses, set in `prepare`; behind a pointer so that the audio
     /// thread reads them without a dynamic exclusivity check.

@@ -5,7 +5,7 @@ import AudioGraphNodeAPI
 /// lists each with its coefficients). A matrix has one row per output
 /// channel and one column per input channel, both in layout order
 /// (5.1 = L R C LFE Ls Rs, 7.1 = L R C LFE Ls Rs Lb Rb).
-/// [any thread]
+/// [any-thread]
 public enum ChannelMatrices {
     /// −3 dB: 1/√2, the ITU-R BS.775 coefficient of the centre and the
     /// surrounds in a downmix.
@@ -92,7 +92,7 @@ public enum ChannelMatrices {
         (0..<8).map { o in (0..<6).map { i in o == i ? 1 : 0 } }
     }
 
-    /// `a · b`: first `b`, then `a`. [any thread]
+    /// `a · b`: first `b`, then `a`. [any-thread]
     static func product(_ a: [[Double]], _ b: [[Double]]) -> [[Double]] {
         let inner = b.count
         let columns = b.first?.count ?? 0
@@ -115,7 +115,7 @@ public enum ChannelMatrices {
 
     /// The standard matrix from `input` to `output` (binaural counts as
     /// stereo), or nil when there is none. `lfe` is the LFE's linear gain
-    /// where the LFE is folded into other channels. [any thread]
+    /// where the LFE is folded into other channels. [any-thread]
     public static func standard(from input: ChannelLayout, to output: ChannelLayout,
                                 mode: Mode, lfe: Double = 0) -> [[Double]]? {
         let from = input == .binaural ? .stereo : input
@@ -145,7 +145,7 @@ public enum ChannelMatrices {
 
     /// `matrix` scaled so that no output can exceed the largest input: the
     /// largest row sum of |coefficients| becomes 1 when it was above 1;
-    /// a matrix already within 1 is returned as it is. [any thread]
+    /// a matrix already within 1 is returned as it is. [any-thread]
     public static func normalized(_ matrix: [[Double]]) -> [[Double]] {
         let largest = matrix.map { $0.reduce(0) { $0 + abs($1) } }.max() ?? 0
         guard largest > 1 else { return matrix }
@@ -167,7 +167,7 @@ public struct ChannelMixType: NodeType {
 
     static let targetLayouts = ["mono", "stereo", "5.1", "7.1", "discrete"]
 
-    /// The descriptor of `downmix` or `upmix`. [any thread]
+    /// The descriptor of `downmix` or `upmix`. [any-thread]
     static func describe(_ direction: Direction) -> NodeDescriptor {
         var parameters: [ParameterDescriptor] = [
             .init("layout", .choice(Self.targetLayouts), default: .string(direction == .down ? "stereo" : "5.1"),
@@ -298,11 +298,13 @@ public struct ChannelMixType: NodeType {
 
     /// [main-thread]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        plan(c)?.output
+        ThreadRole.check(.main)
+        return plan(c)?.output
     }
 
     /// [main-thread]
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
-        try ChannelMatrixNode.make(c) { plan($0)?.matrix }
+        ThreadRole.check(.main)
+        return try ChannelMatrixNode.make(c) { plan($0)?.matrix }
     }
 }

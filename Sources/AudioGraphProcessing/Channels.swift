@@ -93,12 +93,14 @@ public struct ChannelMapType: NodeType {
 
     /// [main-thread]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        plan(c)?.output
+        ThreadRole.check(.main)
+        return plan(c)?.output
     }
 
     /// [main-thread]
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {
-        try ChannelMatrixNode.make(c) { rc in
+        ThreadRole.check(.main)
+        return try ChannelMatrixNode.make(c) { rc in
             guard let plan = plan(rc), let columns = rc.input?.channels else { return nil }
             return plan.sources.map { k in (0..<columns).map { $0 == k ? 1.0 : 0.0 } }
         }

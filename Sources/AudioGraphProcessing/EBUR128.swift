@@ -42,6 +42,7 @@ public final class EBUR128Meter: @unchecked Sendable {
     /// [main-thread]
     public init(channels: Int, sampleRate: Double, layout: ChannelLayout, truePeak: Bool = true,
                 samplePeak: Bool = true) throws(EBUR128Error) {
+        ThreadRole.check(.main)
         guard channels > 0, channels <= 64 else { throw EBUR128Error("loudness is measured on 1 to 64 channels, not \(channels)") }
         guard sampleRate >= 16, sampleRate <= 2_822_400, sampleRate == sampleRate.rounded() else {
             throw EBUR128Error("libebur128 cannot measure at \(sampleRate) Hz")
@@ -81,27 +82,30 @@ public final class EBUR128Meter: @unchecked Sendable {
         }
     }
 
-    /// Adds `frames` interleaved frames. [owner thread; realtime-safe]
+    /// Adds `frames` interleaved frames. [any-thread; the object's owning thread; realtime-safe]
     @inline(__always)
     public func add(interleaved samples: UnsafePointer<Float>, frames: Int) {
         guard frames > 0, let state else { return }
         _ = ebur128_add_frames_float(state, samples, frames)
     }
 
-    /// Momentary loudness (last 400 ms), LUFS; -inf for silence. [owner thread; realtime-safe]
+    /// Momentary loudness (last 400 ms), LUFS; -inf for silence. [any-thread; the object's owning
+    /// thread; realtime-safe]
     public var momentary: Double { read(ebur128_loudness_momentary) }
-    /// Short-term loudness (last 3 s), LUFS. [owner thread; realtime-safe]
+    /// Short-term loudness (last 3 s), LUFS. [any-thread; the object's owning thread;
+    /// realtime-safe]
     public var shortTerm: Double { read(ebur128_loudness_shortterm) }
     /// Integrated (gated) loudness since the start, LUFS; -inf until a
-    /// block passes the gates. [owner thread; realtime-safe]
+    /// block passes the gates. [any-thread; the object's owning thread; realtime-safe]
     public var integrated: Double { read(ebur128_loudness_global) }
-    /// Loudness range (EBU Tech 3342), LU. [owner thread; realtime-safe]
+    /// Loudness range (EBU Tech 3342), LU. [any-thread; the object's owning thread; realtime-safe]
     public var loudnessRange: Double { read(ebur128_loudness_range) }
-    /// The relative gate (integrated − 10 LU), LUFS. [owner thread; realtime-safe]
+    /// The relative gate (integrated − 10 LU), LUFS. [any-thread; the object's owning thread;
+    /// realtime-safe]
     public var relativeThreshold: Double { read(ebur128_relative_threshold) }
 
     /// Largest absolute sample of channel `c` so far (linear; 0 when sample
-    /// peak is not measured). [owner thread; realtime-safe]
+    /// peak is not measured). [any-thread; the object's owning thread; realtime-safe]
     public func samplePeak(channel c: Int) -> Double {
         guard measuresSamplePeak, let state, c >= 0, c < channels else { return 0 }
         var out = 0.0
@@ -109,7 +113,7 @@ public final class EBUR128Meter: @unchecked Sendable {
     }
 
     /// Largest true peak of channel `c` so far (linear; 0 when true peak is
-    /// not measured). [owner thread; realtime-safe]
+    /// not measured). [any-thread; the object's owning thread; realtime-safe]
     public func truePeak(channel c: Int) -> Double {
         guard measuresTruePeak, let state, c >= 0, c < channels else { return 0 }
         var out = 0.0
@@ -117,21 +121,22 @@ public final class EBUR128Meter: @unchecked Sendable {
     }
 
     /// The largest true peak of any channel, dBTP (-inf for silence).
-    /// [owner thread; realtime-safe]
+    /// [any-thread; the object's owning thread; realtime-safe]
     public var truePeakDBTP: Double {
         var m = 0.0
         for c in 0..<channels { m = max(m, truePeak(channel: c)) }
         return Self.decibels(m)
     }
 
-    /// The largest sample peak of any channel, dBFS. [owner thread; realtime-safe]
+    /// The largest sample peak of any channel, dBFS. [any-thread; the object's owning thread;
+    /// realtime-safe]
     public var samplePeakDBFS: Double {
         var m = 0.0
         for c in 0..<channels { m = max(m, samplePeak(channel: c)) }
         return Self.decibels(m)
     }
 
-    /// 20·log10(linear); -inf for 0. [any thread]
+    /// 20·log10(linear); -inf for 0. [any-thread]
     @inline(__always)
     public static func decibels(_ linear: Double) -> Double {
         linear > 0 ? 20 * log10(linear) : -.infinity

@@ -236,7 +236,7 @@ final class LoudnessNode: RenderNode, AnalysisPassNode, MeasuringNode, OfflineAl
     /// After passes through the limiter measured `passes`, the gain to
     /// render with next and whether to (false: `gainDB` is final, the
     /// pass that came closest). Secant steps on loudness against gain (the
-    /// limiter makes the slope at most 1). [any thread]
+    /// limiter makes the slope at most 1). [any-thread]
     static func nextGain(target: Double, straight: Double, passes: [LoudnessAnalysis.LimitedPass]) -> (gainDB: Double, again: Bool) {
         guard let last = passes.last else { return (straight, true) }
         // The pass closest to the target; of passes as close (within the

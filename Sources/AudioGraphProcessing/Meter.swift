@@ -180,12 +180,13 @@ public final class MeterNode: RenderNode, MeasuringNode, MeterReporting, @unchec
 
     // MARK: readings
 
-    /// Windows completed so far. [any thread]
+    /// Windows completed so far. [any-thread]
     public var windowCount: Int { windows.load(ordering: .acquiring) }
 
     /// The last complete window's levels and the maxima since the start.
     /// [control-thread]
     public func reading() -> MeterReading {
+        ThreadRole.check(.control)
         while true {
             let before = windows.load(ordering: .acquiring)
             var levels: [MeterLevels] = []
@@ -217,6 +218,7 @@ public final class MeterNode: RenderNode, MeasuringNode, MeterReporting, @unchec
     /// `maxPeak`, `maxTruePeak` (since the start); `peak[i]`, `rms[i]`,
     /// `truePeak[i]` for channel `i`. [control-thread]
     public func reading(_ name: String) -> Double? {
+        ThreadRole.check(.control)
         var base = Substring(name)
         var channel: Int?
         if name.hasSuffix("]"), let open = name.firstIndex(of: "[") {

@@ -23,7 +23,7 @@ import Glibc
 /// grows; LoudnessTests check that the two agree.
 ///
 /// Threading: one thread at a time; `add` appends to an array (it
-/// allocates), so this is not for the audio thread. [worker or main thread]
+/// allocates), so this is not for the audio thread. [worker-thread | main-thread]
 public final class ProgrammeLoudness: @unchecked Sendable {
     public let channels: Int
     public let sampleRate: Double
@@ -46,7 +46,7 @@ public final class ProgrammeLoudness: @unchecked Sendable {
 
     /// - Parameter weights: each channel's BS.1770-4 weight (1.0 front,
     ///   1.41 surround, 0 for LFE); see `ProgrammeLoudness.weights(layout:channels:)`.
-    /// [any thread]
+    /// [any-thread]
     public init(channels: Int, sampleRate: Double, weights: [Double]) throws(EBUR128Error) {
         guard channels > 0, channels <= 64, weights.count == channels else {
             throw EBUR128Error("loudness is measured on 1 to 64 channels, not \(channels)")
@@ -87,7 +87,7 @@ public final class ProgrammeLoudness: @unchecked Sendable {
         }
     }
 
-    /// Adds `frames` interleaved frames. [one thread at a time]
+    /// Adds `frames` interleaved frames. [any-thread; one thread at a time]
     public func add(interleaved samples: UnsafePointer<Float>, frames: Int) {
         var done = 0
         while done < frames {

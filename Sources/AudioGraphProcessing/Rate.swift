@@ -97,8 +97,8 @@ public struct ResampleType: NodeType, RateConversionReporting {
     }
 }
 
-/// The audio-thread side of `resample`. [main-thread: init, prepare;
-/// audio-thread: render]
+/// The audio-thread side of `resample`. [main-thread | audio-thread; init, prepare: main; render:
+/// audio]
 final class ResampleNode: RenderNode {
     let nodeID: String
     let channels: Int

@@ -64,7 +64,7 @@ public final class Resampler: @unchecked Sendable {
     private let soxr: soxr_t
 
     /// Whether libsoxr can convert `from` → `to` Hz: nil when it can,
-    /// else why not (libsoxr's own words). [any thread]
+    /// else why not (libsoxr's own words). [any-thread]
     public static func problem(from: Double, to: Double, channels: Int = 1, quality: ResampleQuality = .high) -> String? {
         guard from.isFinite, to.isFinite, from > 0, to > 0 else { return "rates must be positive (got \(from) → \(to) Hz)" }
         do {
@@ -77,6 +77,7 @@ public final class Resampler: @unchecked Sendable {
 
     /// [main-thread]
     public init(from inputRate: Double, to outputRate: Double, channels: Int, quality: ResampleQuality) throws(ResamplerError) {
+        ThreadRole.check(.main)
         guard channels > 0 else { throw ResamplerError(message: "a resampler needs at least one channel") }
         var error: soxr_error_t?
         var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
@@ -99,13 +100,13 @@ public final class Resampler: @unchecked Sendable {
     /// Output frames per input frame.
     public var ratio: Double { outputRate / inputRate }
 
-    /// Frames buffered inside, in output frames. [owner thread]
+    /// Frames buffered inside, in output frames. [any-thread; the object's owning thread]
     public var delay: Double { soxr_delay(soxr) }
 
     /// Feeds up to `frames` interleaved frames and writes at most
     /// `capacity` frames to `output`. Returns the frames consumed and
     /// produced; what does not fit stays buffered (take it with `drain`).
-    /// [owner thread; audio-thread safe after `warmUp`]
+    /// [any-thread; the object's owning thread; audio-thread safe after `warmUp`]
     @inline(__always)
     public func process(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>,
                         capacity: Int) -> (consumed: Int, produced: Int) {
@@ -115,7 +116,7 @@ public final class Resampler: @unchecked Sendable {
         return (consumed, produced)
     }
 
-    /// Writes buffered output without feeding anything. [owner thread]
+    /// Writes buffered output without feeding anything. [any-thread; the object's owning thread]
     @inline(__always)
     public func drain(into output: UnsafeMutablePointer<Float>, capacity: Int) -> Int {
         var none: Float = 0
@@ -124,7 +125,7 @@ public final class Resampler: @unchecked Sendable {
 
     /// The input has ended: writes what remains (call until it returns 0).
     /// After a flush the resampler takes no more input until `reset`.
-    /// [owner thread]
+    /// [any-thread; the object's owning thread]
     @inline(__always)
     public func flush(into output: UnsafeMutablePointer<Float>, capacity: Int) -> Int {
         var produced = 0
@@ -133,8 +134,9 @@ public final class Resampler: @unchecked Sendable {
     }
 
     /// Ready for a fresh stream (a seek). Frees and reallocates inside
-    /// libsoxr. [main-thread or worker, never the audio thread]
+    /// libsoxr. [main-thread | worker-thread]
     public func reset() {
+        ThreadRole.check(.main, .worker)
         _ = soxr_clear(soxr)
     }
 }
@@ -152,7 +154,7 @@ func rateText(_ rate: Double) -> String {
 /// and the count per block never exceeds the block. The producer of an
 /// island (a `file` with `resample: "native"`, a `resample` node with a
 /// lower `rate`) paces itself with one of these; a consumer simply takes
-/// `validFrames`. [owner thread; no allocation]
+/// `validFrames`. [any-thread; the object's owning thread; no allocation]
 public struct RatePacer: Sendable {
     public let rate: Int
     public let graphRate: Int

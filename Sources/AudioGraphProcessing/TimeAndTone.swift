@@ -190,7 +190,7 @@ final class DelayNode: RenderNode {
         ring?.deallocate()
     }
 
-    /// The delay now, in frames. [any thread; an estimate while rendering]
+    /// The delay now, in frames. [any-thread; an estimate while rendering]
     var currentDelay: Int { state.pointee.current }
 
     func prepare(inputs: [AudioBus], output: AudioBus?, context: PrepareContext) throws {

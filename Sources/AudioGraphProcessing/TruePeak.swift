@@ -64,6 +64,7 @@ public enum TruePeak {
     public static func spanPeaks(_ src: UnsafePointer<Float>, count: Int, taps: UnsafePointer<Float>,
                                  history: UnsafeMutablePointer<Float>, position: inout Int,
                                  into out: UnsafeMutablePointer<Float>, accumulate: Bool, refined: Bool = false) {
+        ThreadRole.check(.audio)
         var pos = position
         var i = 0
         while i < count {
@@ -88,6 +89,7 @@ public enum TruePeak {
     @_noLocks
     public static func blockPeak(_ src: UnsafePointer<Float>, count: Int, taps: UnsafePointer<Float>,
                                  history: UnsafeMutablePointer<Float>, position: inout Int) -> Float {
+        ThreadRole.check(.audio)
         var pos = position
         var m: Float = 0
         var i = 0
@@ -175,8 +177,9 @@ public enum TruePeak {
 
 extension TruePeak {
     /// The 48 coefficients each splatted into a `SIMD4` (phase after phase,
-    /// tap after tap), for `interpolatedPeak`. [main-thread: allocates]
+    /// tap after tap), for `interpolatedPeak`. [main-thread; allocates]
     public static func makeSplatTaps() -> UnsafeMutablePointer<SIMD4<Float>> {
+        ThreadRole.check(.main)
         let p = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: 48)
         var k = 0
         for phase in coefficients {
@@ -194,7 +197,7 @@ extension TruePeak {
     /// `SIMD4<Float>` (SSE2 on baseline x86-64), the taps splatted in memory
     /// (`splat`: from `makeSplatTaps`). The sums are formed in the same
     /// order as the scalar kernel's (tap 0 to 11), so the values are the
-    /// same to the last bit. [any thread; realtime-safe]
+    /// same to the last bit. [any-thread; realtime-safe]
     @_noLocks
     public static func interpolatedPeak(_ x: UnsafePointer<Float>, count: Int, splat: UnsafePointer<SIMD4<Float>>,
                                         vectorised: Bool = true) -> Float {
@@ -207,7 +210,7 @@ extension TruePeak {
     /// `interpolatedPeak`, and in the same pass over `x[0 ..< count]` the
     /// largest |sample| (`samplePeak`, max-accumulated) and the sum of
     /// squares (`sumSquares`, added to; Float partial sums of at most 256
-    /// terms per lane, added up in Double). [any thread; realtime-safe]
+    /// terms per lane, added up in Double). [any-thread; realtime-safe]
     @_noLocks
     public static func scanWithStatistics(_ x: UnsafePointer<Float>, count: Int, splat: UnsafePointer<SIMD4<Float>>,
                                           vectorised: Bool = true, samplePeak: inout Float, sumSquares: inout Double) -> Float {
@@ -219,7 +222,7 @@ extension TruePeak {
     /// kernel unless told otherwise: in optimised builds. Unoptimised
     /// (debug) builds run SIMD code lane by lane through the stack, about
     /// 6x slower than the scalar loop; both give the same values to the
-    /// last bit (TruePeakTests). [any thread]
+    /// last bit (TruePeakTests). [any-thread]
     public static var vectorisedByDefault: Bool {
         #if DEBUG
         false
@@ -322,7 +325,7 @@ extension TruePeak {
 /// is never below the sample peak). Like libebur128 the signal starts from
 /// silence and the filter is not flushed at the end.
 ///
-/// Threading: `init` [main-thread: allocates]; `add` and the readings on
+/// Threading: `init` [main-thread; allocates]; `add` and the readings on
 /// one thread at a time (realtime-safe: no allocation, lock or I/O).
 public final class TruePeakScanner: @unchecked Sendable {
     public let channels: Int
@@ -349,6 +352,7 @@ public final class TruePeakScanner: @unchecked Sendable {
     /// [main-thread]
     public init(channels: Int, measuring: Range<Int>? = nil, chunkFrames: Int = 8192,
                 vectorised: Bool = TruePeak.vectorisedByDefault) {
+        ThreadRole.check(.main)
         self.vectorised = vectorised
         self.channels = max(channels, 1)
         measured = (measuring ?? 0..<self.channels).clamped(to: 0..<self.channels)
@@ -374,7 +378,7 @@ public final class TruePeakScanner: @unchecked Sendable {
     }
 
     /// Measures `frames` interleaved frames of `channels` channels.
-    /// [owner thread; realtime-safe]
+    /// [any-thread; the object's owning thread; realtime-safe]
     @_noLocks
     public func add(interleaved src: UnsafePointer<Float>, frames count: Int) {
         var done = 0
@@ -404,19 +408,21 @@ public final class TruePeakScanner: @unchecked Sendable {
     }
 
     /// Channel `c`'s true peak so far (linear): the largest interpolated
-    /// value or sample. [owner thread; realtime-safe]
+    /// value or sample. [any-thread; the object's owning thread; realtime-safe]
     public func truePeak(channel c: Int) -> Double {
         guard measured.contains(c) else { return 0 }
         return Double(max(peaks[c], samplePeaks[c]))
     }
 
-    /// Channel `c`'s largest |sample| so far (linear). [owner thread; realtime-safe]
+    /// Channel `c`'s largest |sample| so far (linear). [any-thread; the object's owning thread;
+    /// realtime-safe]
     public func samplePeak(channel c: Int) -> Double {
         guard measured.contains(c) else { return 0 }
         return Double(samplePeaks[c])
     }
 
-    /// Channel `c`'s mean square so far (0 before any frame). [owner thread; realtime-safe]
+    /// Channel `c`'s mean square so far (0 before any frame). [any-thread; the object's owning
+    /// thread; realtime-safe]
     public func meanSquare(channel c: Int) -> Double {
         guard measured.contains(c), frames > 0 else { return 0 }
         return squares[c] / Double(frames)
@@ -445,6 +451,7 @@ public final class TruePeakMeter: @unchecked Sendable {
     ///   (the same values as the scalar one).
     /// [main-thread]
     public init(channels: Int, vectorised: Bool = TruePeak.vectorisedByDefault) {
+        ThreadRole.check(.main)
         self.vectorised = vectorised
         splat = TruePeak.makeSplatTaps()
         self.channels = max(channels, 1)
@@ -468,6 +475,7 @@ public final class TruePeakMeter: @unchecked Sendable {
 
     /// Forgets the signal so far. [audio-thread]
     public func reset() {
+        ThreadRole.check(.audio)
         Kernels.fill(history, count: TruePeak.stateFloats * channels, value: 0)
         var c = 0
         while c < channels { positions[c] = 0; c += 1 }
@@ -482,6 +490,7 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// samples. [audio-thread]
     @_noLocks
     public func blockPeak(channel: Int, _ src: UnsafePointer<Float>, count: Int) -> Float {
+        ThreadRole.check(.audio)
         let h = history + TruePeak.stateFloats * channel
         let head = vectorised ? min(count, 11) : count
         var m = TruePeak.blockPeak(src, count: head, taps: taps, history: h, position: &positions[channel])
@@ -506,6 +515,7 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// [audio-thread]
     public func spanPeaks(channel: Int, _ src: UnsafePointer<Float>, count: Int,
                           into out: UnsafeMutablePointer<Float>, accumulate: Bool, refined: Bool = false) {
+        ThreadRole.check(.audio)
         TruePeak.spanPeaks(src, count: count, taps: taps, history: history + TruePeak.stateFloats * channel,
                            position: &positions[channel], into: out, accumulate: accumulate, refined: refined)
     }

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Lookahead true-peak limiter. [main-thread: init; audio-thread: the rest]
+/// Lookahead true-peak limiter. [main-thread | audio-thread; init: main; the rest: audio]
 ///
 /// How it works, per sample `n` (all channels share one gain, so the
 /// stereo image does not move):
@@ -82,6 +82,7 @@ public final class TruePeakLimiter: @unchecked Sendable {
     ///   - lookaheadMs: the delay the limiter looks ahead by (and adds).
     /// [main-thread]
     public init(channels: Int, sampleRate: Double, maxFrames: Int, ceilingDBTP: Double, releaseMs: Double, lookaheadMs: Double) {
+        ThreadRole.check(.main)
         self.channels = max(channels, 1)
         self.sampleRate = sampleRate
         self.maxFrames = max(maxFrames, 1)
@@ -118,21 +119,24 @@ public final class TruePeakLimiter: @unchecked Sendable {
     /// The lookahead, in frames: what the limiter delays its signal by.
     public var latencyFrames: Int { lookahead }
 
-    /// The ceiling as a linear amplitude. [any thread]
+    /// The ceiling as a linear amplitude. [any-thread]
     public var ceilingLinear: Float { state.pointee.ceiling }
 
     /// [audio-thread]
     public func setCeiling(dBTP: Double) {
+        ThreadRole.check(.audio)
         state.pointee.ceiling = Self.linearCeiling(dBTP)
     }
 
     /// [audio-thread]
     public func setRelease(ms: Double) {
+        ThreadRole.check(.audio)
         state.pointee.releaseCoefficient = Self.releaseCoefficient(ms, sampleRate)
     }
 
     /// In place on `channels` non-interleaved buffers. [audio-thread]
     public func process(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) {
+        ThreadRole.check(.audio)
         var done = 0
         while done < frames {
             let n = min(frames - done, maxFrames)
@@ -143,6 +147,7 @@ public final class TruePeakLimiter: @unchecked Sendable {
 
     /// Clears the delay line and the gain state (silence in, unity gain). [audio-thread]
     public func reset() {
+        ThreadRole.check(.audio)
         Kernels.fill(delayLine, count: lookahead * channels, value: 0)
         meter.reset()
         let s = state

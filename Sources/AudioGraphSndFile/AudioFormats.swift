@@ -76,7 +76,7 @@ extension SoundFile {
         }
 
         /// Why this container cannot hold `sample` samples, in words; nil
-        /// when it can (nil `sample`: the codec's own). [any thread]
+        /// when it can (nil `sample`: the codec's own). [any-thread]
         public func sampleProblem(_ sample: SampleFormat?) -> String? {
             guard let sample, !sampleFormats.contains(sample) else { return nil }
             if sampleFormats.isEmpty { return "\(rawValue) is a lossy codec: leave out \"sampleFormat\"" }
@@ -87,7 +87,7 @@ extension SoundFile {
         }
 
         /// Why this container cannot hold `channels` channels of `sample`
-        /// at `sampleRate`, in words; nil when it can. [any thread]
+        /// at `sampleRate`, in words; nil when it can. [any-thread]
         public func problem(sample: SampleFormat?, channels: Int, sampleRate: Double) -> String? {
             if let problem = sampleProblem(sample) { return problem }
             switch self {
@@ -118,7 +118,7 @@ extension SoundFile {
 
 /// Channel positions as libsndfile names them (`SF_CHANNEL_MAP_*`), and how
 /// the project's layouts sit in files: which position each file channel
-/// holds and in what order, both ways. [any thread]
+/// holds and in what order, both ways. [any-thread]
 ///
 /// The project's layouts, in its channel order:
 /// mono `C`; stereo `L R`; 5.1 `L R C LFE Ls Rs`; 7.1 `L R C LFE Ls Rs Lb Rb`

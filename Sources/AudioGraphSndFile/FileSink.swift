@@ -39,7 +39,7 @@ public struct FileSinkType: NodeType {
     }
 
     /// Why these parameters cannot be written: an unknown extension without
-    /// `format`, or a combination the container cannot hold. [any thread]
+    /// `format`, or a combination the container cannot hold. [any-thread]
     public static func formatProblem(_ p: NodeParameters, channels: Int?, sampleRate: Double) -> (parameter: String, message: String)? {
         let (container, sample) = settings(p)
         guard let container else {
@@ -103,6 +103,7 @@ public final class FileSinkNode: RenderNode, DropCounting, OfflineTrimmingSink {
     public init(path: String, container: SoundFile.Container, sampleFormat: SoundFile.SampleFormat?,
                 channels: Int, sampleRate: Double, layout: ChannelLayout? = nil, surroundsAreBack: Bool = false,
                 capacityFrames: Int, inPlace: Bool) throws(SoundFileError) {
+        ThreadRole.check(.main)
         let pending = inPlace ? nil : try PendingOutput(finalPath: path)
         do {
             file = try SoundFile(writing: pending?.temporaryPath ?? path, container: container, sampleFormat: sampleFormat,
@@ -149,13 +150,13 @@ public final class FileSinkNode: RenderNode, DropCounting, OfflineTrimmingSink {
     public var backgroundJob: (any BackgroundJob)? { writer }
 
     /// Frames the audio thread had to drop because the writer fell behind.
-    /// [any thread]
+    /// [any-thread]
     public var droppedFrames: Int { drain?.droppedFrames.load(ordering: .relaxed) ?? 0 }
 
     /// Holds the writer back (it writes nothing while held; the ring fills
     /// and then drops), or lets it go on: what a slow disk or a starved
     /// worker does, for tests of what is reported then. Finishing the file
-    /// writes what the ring holds, held or not. [any thread]
+    /// writes what the ring holds, held or not. [any-thread]
     public func holdWriter(_ hold: Bool) { writer?.held.store(hold, ordering: .relaxed) }
 }
 

@@ -159,7 +159,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     /// `resample: "auto"` at another rate: the reader's converter.
     let converter: Resampler?
     /// `resample: "native"` at another rate: paces the rate island.
-    /// [audio-thread after prepare]
+    /// [audio-thread; after prepare]
     var pacer: RatePacer?
     /// Whether it plays as a rate island (`pacer`), for other threads.
     let isRateIsland: Bool
@@ -172,7 +172,7 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     var transportMode = TransportMode.free
 
     /// The file's rate when the reader converts it to the graph's
-    /// (`resample: "auto"`; a rate island is not converted here). [any thread]
+    /// (`resample: "auto"`; a rate island is not converted here). [any-thread]
     var convertedFromRate: Double? { converter == nil ? nil : file.sampleRate }
 
     init(nodeID: String, file: SoundFile, loop: Bool, capacityFrames: Int, skipErrors: Bool,
@@ -277,8 +277,8 @@ final class FileSourceNode: RenderNode, SeekableNode, UnderrunCounting, Transpor
     }
 }
 
-/// Reads the file into the ring, a chunk at a time. [worker-thread, but
-/// `requestSeek` and `setTargetFill` from any thread]
+/// Reads the file into the ring, a chunk at a time. [worker-thread; `requestSeek` and
+/// `setTargetFill`: any thread]
 final class FileReaderJob: OnDemandJob, FillTargeting, @unchecked Sendable {
     static let chunkFrames = 4096
     /// The largest read when converting (libsoxr works faster on large chunks).

@@ -47,7 +47,7 @@ public final class PendingOutput: @unchecked Sendable {
 /// be cut. Keeps every complete frame (each checked by its CRC-16), cuts
 /// the file after the last one, and writes their sample count into
 /// STREAMINFO, so that the file decodes to exactly what was kept.
-/// [main-thread or worker-thread, on a closed file]
+/// [main-thread | worker-thread; on a closed file]
 enum FLACRepair {
     /// The frames (samples per channel) kept, or nil when the file is not a
     /// FLAC stream this can read.

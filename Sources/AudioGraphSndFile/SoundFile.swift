@@ -42,13 +42,14 @@ public final class SoundFile: @unchecked Sendable {
     /// channel it comes from. Writing: for each file channel, the stream
     /// channel it takes. `read` and `write` reorder.
     let channelOrder: [Int]?
-    /// Interleaved frames reordered for `write`. [owner thread]
+    /// Interleaved frames reordered for `write`. [any-thread; the object's owning thread]
     private var reorderScratch: [Float] = []
     private var handle: OpaquePointer?
 
     /// Opens `path` for reading. A FIFO, device or directory is refused
     /// before it is opened, so nothing blocks. [main-thread]
     public init(reading path: String) throws(SoundFileError) {
+        ThreadRole.check(.main)
         if let problem = FileChecks.readableFileProblem(path) { throw SoundFileError(path: path, message: problem) }
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SoundFileError(path: path, message: FileChecks.errorText(errno)) }
@@ -102,6 +103,7 @@ public final class SoundFile: @unchecked Sendable {
     public init(writing path: String, container: Container, sampleFormat: SampleFormat?,
                 channels: Int, sampleRate: Double, layout: ChannelLayout? = nil,
                 surroundsAreBack: Bool = false) throws(SoundFileError) {
+        ThreadRole.check(.main)
         if path.utf8.contains(0) { throw SoundFileError(path: path, message: "the path contains a NUL character") }
         let sample = container.isLossy ? nil : sampleFormat ?? container.defaultSampleFormat
         if let problem = container.problem(sample: sample, channels: channels, sampleRate: sampleRate) {
@@ -146,7 +148,7 @@ public final class SoundFile: @unchecked Sendable {
     }
 
     /// Reads up to `count` interleaved frames; 0 at end of file or after an
-    /// error (see `readError`). [owner thread]
+    /// error (see `readError`). [any-thread; the object's owning thread]
     public func read(into buffer: UnsafeMutablePointer<Float>, frames count: Int) -> Int {
         guard let h = handle else { return 0 }
         let n = max(Int(sf_readf_float(h, buffer, sf_count_t(count))), 0)
@@ -165,7 +167,7 @@ public final class SoundFile: @unchecked Sendable {
 
     /// Why reading stopped early, once `read` has returned less than asked:
     /// libsndfile's decoding error, or a file shorter than its header says.
-    /// nil at a clean end of file. [owner thread]
+    /// nil at a clean end of file. [any-thread; the object's owning thread]
     public var readError: String? {
         guard let h = handle else { return nil }
         let seconds = formatFixed(Double(position) / max(sampleRate, 1), 3)
@@ -181,7 +183,7 @@ public final class SoundFile: @unchecked Sendable {
         return nil
     }
 
-    /// Moves the read position to `frame`. [owner thread]
+    /// Moves the read position to `frame`. [any-thread; the object's owning thread]
     public func seek(toFrame frame: Int) throws(SoundFileError) {
         guard let h = handle else { return }
         let at = sf_seek(h, sf_count_t(frame), SEEK_SET)
@@ -191,7 +193,7 @@ public final class SoundFile: @unchecked Sendable {
         position = Int(at)
     }
 
-    /// Writes `count` interleaved frames. [owner thread]
+    /// Writes `count` interleaved frames. [any-thread; the object's owning thread]
     public func write(_ buffer: UnsafePointer<Float>, frames count: Int) throws(SoundFileError) {
         guard let h = handle, count > 0 else { return }
         let n: Int
@@ -214,7 +216,7 @@ public final class SoundFile: @unchecked Sendable {
         }
     }
 
-    /// Finalises the header and closes. Idempotent. [owner thread]
+    /// Finalises the header and closes. Idempotent. [any-thread; the object's owning thread]
     public func close() throws(SoundFileError) {
         guard let h = handle else { return }
         handle = nil

@@ -29,7 +29,8 @@ public struct GraphValidator: Sendable {
     /// Reads and validates the graph file at `path`: a regular file of at
     /// most `FileChecks.maximumGraphFileBytes`. [main-thread]
     public func validate(file path: String) -> Result<ValidatedGraph, GraphErrors> {
-        validate(file: path, overrides: [])
+        ThreadRole.check(.main)
+        return validate(file: path, overrides: [])
     }
 
     /// The bytes of the graph file at `path` (a regular file of at most
@@ -46,6 +47,7 @@ public struct GraphValidator: Sendable {
     /// Reads and validates the graph file at `path`, its document changed
     /// by `overrides` first (`--set`; see `ParameterOverride`). [main-thread]
     public func validate(file path: String, overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
+        ThreadRole.check(.main)
         let bytes: [UInt8]
         switch Self.readGraphFile(path) {
         case .success(let b): bytes = b
@@ -65,7 +67,8 @@ public struct GraphValidator: Sendable {
     /// [main-thread]
     public func validate(bytes: [UInt8], file: String, directory: String,
                          graphPath: String? = nil) -> Result<ValidatedGraph, GraphErrors> {
-        validate(bytes: bytes, file: file, directory: directory, graphPath: graphPath, overrides: [])
+        ThreadRole.check(.main)
+        return validate(bytes: bytes, file: file, directory: directory, graphPath: graphPath, overrides: [])
     }
 
     /// Validates a graph document held in memory, changed by `overrides`.
@@ -79,6 +82,7 @@ public struct GraphValidator: Sendable {
     /// [main-thread]
     public func validate(bytes: [UInt8], file: String, directory: String, graphPath: String?,
                          overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
+        ThreadRole.check(.main)
         let document: OverriddenDocument
         switch parse(bytes, file: file, overrides: overrides) {
         case .success(let d): document = d

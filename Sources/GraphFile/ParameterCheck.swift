@@ -1,7 +1,7 @@
 /// Type- and range-checks parameter values as a file writes them: the
 /// validator checks every node's parameters with it, and a node type the
 /// values of a file it reads (a playlist's list file). Each problem goes to
-/// `report` with the JSON pointer of the bad value. [any thread]
+/// `report` with the JSON pointer of the bad value. [any-thread]
 public struct ParameterCheck {
     let report: (JSONPointer, String) -> Void
 

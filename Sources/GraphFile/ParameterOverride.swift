@@ -37,7 +37,7 @@ public struct ParameterOverride: Sendable, Equatable {
     }
 
     /// The value to put in the document for a parameter described by `p`
-    /// (nil when the node's type is unknown). [any thread]
+    /// (nil when the node's type is unknown). [any-thread]
     func value(for p: ParameterDescriptor?, at location: SourceLocation) -> JSONValue {
         var value = (try? JSONParser.parse(text)) ?? JSONValue(kind: .string(text), location: location)
         let takesString: Bool = switch p?.type {
@@ -81,7 +81,8 @@ extension GraphValidator {
     /// diagnostics of an unreadable file, malformed JSON or an override
     /// naming no node or no parameter of the node's type. [main-thread]
     public func document(file path: String, overrides: [ParameterOverride]) -> Result<JSONValue, GraphErrors> {
-        Self.readGraphFile(path).flatMap { parse($0, file: path, overrides: overrides) }.flatMap { document in
+        ThreadRole.check(.main)
+        return Self.readGraphFile(path).flatMap { parse($0, file: path, overrides: overrides) }.flatMap { document in
             document.problems.isEmpty ? .success(document.root) : .failure(GraphErrors(document.problems))
         }
     }
@@ -102,7 +103,7 @@ extension GraphValidator {
     /// An override naming no node, a parameter the node's type does not
     /// have, or a list element the document does not hold is reported and
     /// left out; a node of an unknown type takes the value as given (the
-    /// validator reports the type). [any thread]
+    /// validator reports the type). [any-thread]
     func applying(_ overrides: [ParameterOverride], to document: JSONValue, file: String) -> OverriddenDocument {
         var result = OverriddenDocument(root: document, applied: [], problems: [])
         guard !overrides.isEmpty, var top = document.object, let nodesValue = top["nodes"], var nodes = nodesValue.array else {

@@ -30,6 +30,7 @@ public struct ValidatedGraph: Sendable {
         public init(id: String, type: any NodeType, parameters: NodeParameters, inputs: [Int], inputSourcePorts: [Int],
                     inputFormats: [StreamFormat], inputPorts: [String], outputPorts: [String] = [],
                     outputFormats: [StreamFormat] = [], pointer: JSONPointer = .root) {
+            ThreadRole.check(.main)
             self.id = id
             self.type = type
             self.parameters = parameters
@@ -87,8 +88,9 @@ public struct ValidatedGraph: Sendable {
     /// The same graph validated again at `rate` (a live server's): every
     /// node's checks and formats follow the rate. Only for a graph whose
     /// file gives no `"sampleRate"`; any other graph, or the same rate,
-    /// comes back unchanged. [main-thread or the live host's owner thread]
+    /// comes back unchanged. [main-thread | owner-thread]
     public func revalidated(sampleRate rate: Double) -> Result<ValidatedGraph, GraphErrors> {
+        ThreadRole.check(.main, .owner)
         guard !sampleRateIsExplicit, rate != sampleRate, let source else { return .success(self) }
         return GraphValidator(registry: source.registry, sampleRateWhenOmitted: rate)
             .validate(bytes: source.bytes, file: file, directory: directory, graphPath: source.graphPath,
@@ -120,6 +122,7 @@ public struct ValidatedGraph: Sendable {
     /// validation found missing); returns a line for each folder created.
     /// [main-thread]
     public func createOutputFolders() throws(FileCheckError) -> [String] {
+        ThreadRole.check(.main)
         var made: [String] = []
         for n in nodes {
             for p in n.descriptor.parameters where p.type == .outputPath {
@@ -136,6 +139,7 @@ public struct ValidatedGraph: Sendable {
     /// something the graph uses: a file it reads or writes, or the graph
     /// file itself; nil when it would not. [main-thread]
     public func outputConflict(_ path: String) -> String? {
+        ThreadRole.check(.main)
         let target = GraphPaths.canonical(path)
         let fileName = file.split(separator: "/").last.map(String.init) ?? file
         if GraphPaths.canonical(directory + "/" + fileName) == target {

@@ -4,7 +4,7 @@
 // node module.
 
 /// A node that measures levels per window and publishes them for control
-/// threads to read. [every member: control-thread]
+/// threads to read. [control-thread]
 public protocol MeterReporting: AnyObject {
     /// The node's id.
     var nodeID: String { get }
@@ -63,7 +63,7 @@ public struct MeterReading: Sendable, Equatable {
     }
 }
 
-/// One decimal, "-0.0" shown as "0.0". [any thread]
+/// One decimal, "-0.0" shown as "0.0". [any-thread]
 func formatDecibels(_ x: Double) -> String {
     let r = (x * 10).rounded() / 10
     let v = r == 0 ? 0 : r

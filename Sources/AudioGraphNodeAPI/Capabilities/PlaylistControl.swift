@@ -135,7 +135,7 @@ public struct PlaylistSnapshot: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A node that plays a list of items and takes `PlaylistCommand`s.
-/// [every member: any control thread]
+/// [control-thread]
 public protocol PlaylistControlling: AnyObject {
     var nodeID: String { get }
     /// Runs a command; returns what it did, in words.
@@ -148,7 +148,7 @@ public protocol PlaylistControlling: AnyObject {
 }
 
 /// Which playlist events a reader has seen: each reader (the console, the
-/// live graph's event stream, a test) keeps its own. [its owner's thread]
+/// live graph's event stream, a test) keeps its own. [any-thread; its owner's thread]
 public struct PlaylistEventCursor: Sendable {
     /// The last sequence number seen, by playlist node.
     public var seen: [String: Int] = [:]
