@@ -6,7 +6,7 @@ enum NodeNames {
     /// voice1, voice2, voice3, voice4, … and 9995 more": the closest id
     /// first when one is close (`closestMatch`), then the first
     /// `Reload.namesShown` ids (all of them when there are few).
-    /// [main-thread or control-thread]
+    /// [main-thread | control-thread]
     static func noNode(_ id: String, in ids: [String]) -> String {
         let hint = closestMatch(to: id, in: ids).map { "did you mean '\($0)'? " } ?? ""
         return "no node '\(id)'; \(hint)\(summary(ids))"

@@ -151,8 +151,9 @@ public enum OfflinePasses {
     /// here: `limit` plus the most frames a file sink drops at its start
     /// (a limiter's lookahead), so that the file is `limit` frames long
     /// and not shorter by the lookahead. The sinks stop writing at `limit`
-    /// (`alignFileSinks`). [main-thread, before the render]
+    /// (`alignFileSinks`). [main-thread & !rendering]
     public static func framesToRender(_ limit: Int?, _ compiled: CompiledGraph) -> Int? {
+        ThreadRole.check(.main)
         guard let limit else { return nil }
         let dropped = compiled.engine.ids.compactMap { (compiled.engine.node($0) as? any OfflineTrimmingSink)?.leadingFramesToDrop }.max() ?? 0
         let (sum, overflow) = limit.addingReportingOverflow(dropped)
@@ -191,7 +192,7 @@ public enum OfflinePasses {
 }
 
 extension ValidatedGraph {
-    /// The nodes `roots` and every node feeding them, as indices. [any thread]
+    /// The nodes `roots` and every node feeding them, as indices. [any-thread]
     public func feeders(of roots: [Int]) -> Set<Int> {
         var seen = Set<Int>()
         var stack = roots
@@ -206,7 +207,7 @@ extension ValidatedGraph {
     /// as a graph of their own (no links: node inputs carry the wiring), and
     /// where each kept node went (old index → new index). Callers append the
     /// sinks they need (an analysis pass's `null`, `compare`'s captures).
-    /// [any thread]
+    /// [any-thread]
     public func cut(toFeedersOf roots: [Int]) -> (graph: ValidatedGraph, index: [Int: Int]) {
         let keep = feeders(of: roots)
         var newIndex: [Int: Int] = [:]

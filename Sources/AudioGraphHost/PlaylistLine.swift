@@ -10,7 +10,7 @@
 // indexes from 0. A PATH with spaces goes in double quotes ("my song.flac";
 // \" and \\ inside them stand for " and \).
 
-/// Parses `playlist` command lines. [any thread]
+/// Parses `playlist` command lines. [any-thread]
 enum PlaylistLine {
     static let usage = "playlist NODE add PATH [START [END [GAIN]]] | insert INDEX PATH [START [END [GAIN]]] | remove INDEX | move FROM TO | next | clear | list"
 

@@ -14,7 +14,7 @@ import AudioGraphCore
 /// *removed*. A node downstream of a replaced one is therefore replaced
 /// too (made anew, without its state); the report names it.
 ///
-/// [any thread]
+/// [any-thread]
 public struct GraphDiff: Sendable {
     /// Ids of the new graph's nodes kept from the running one.
     public var kept: Set<String> = []
@@ -135,13 +135,14 @@ public struct ReloadReport: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension CompiledGraph {
-    /// The live values set so far, by address. [control threads]
-    public var liveValues: [String: Double] { valuesLock.withLock { $0 } }
+    /// The live values set so far, by address. [control-thread]
+    public var liveValues: [String: Double] { ThreadRole.check(.control); return valuesLock.withLock { $0 } }
 
     /// Live changes that bring the kept nodes' live parameters to `diff`'s
     /// new graph values, where set live to something else before: a reloaded
-    /// file is the truth. [control threads]
+    /// file is the truth. [control-thread]
     public func liveResets(for diff: GraphDiff, in next: CompiledGraph) -> [(address: String, value: Double)] {
+        ThreadRole.check(.control)
         let changed = Set(diff.parameterChanges.map(\.address))
         var out: [(address: String, value: Double)] = []
         for (address, v) in liveValues.sorted(by: { $0.key < $1.key }) where !changed.contains(address) {
@@ -155,6 +156,7 @@ extension CompiledGraph {
     /// The same engine under a new graph (a reload that changed live
     /// parameters only): addresses resolve against `graph`. [main-thread]
     public func withGraph(_ graph: ValidatedGraph) -> CompiledGraph {
-        CompiledGraph(graph: graph, engine: engine, notices: [])
+        ThreadRole.check(.main)
+        return CompiledGraph(graph: graph, engine: engine, notices: [])
     }
 }

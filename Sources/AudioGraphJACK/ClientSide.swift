@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// Threading: `init`, `handOver(to:)`, `renderEveryCycle()`,
 /// `hasTakenOver`: [owner-thread]; `isHandingOver`, `renders`, `rendered`:
-/// [audio-thread of this side's client]; `ports` and `portCount`: the
+/// [audio-thread; of this side's client]; `ports` and `portCount`: the
 /// owner thread before the client is active, then that audio thread.
 final class ClientSide: @unchecked Sendable {
     let handle: OpaquePointer
@@ -39,7 +39,7 @@ final class ClientSide: @unchecked Sendable {
     /// The incoming side (unretained: the session holds it), once asked.
     private let handTo = Atomic<UnsafeMutableRawPointer?>(nil)
     /// The frame of the first cycle this client no longer renders, or -1.
-    /// [this side's audio thread]
+    /// [audio-thread]
     @exclusivity(unchecked) private var endsAt = -1
     /// The incoming client has rendered a cycle.
     private let tookOver = Atomic<Bool>(false)
@@ -76,7 +76,7 @@ final class ClientSide: @unchecked Sendable {
     /// gone).
     func renderEveryCycle() { startsAt.store(Self.always, ordering: .releasing) }
 
-    // MARK: audio side [audio-thread of this client]
+    // MARK: audio side [audio-thread; of this client]
 
     /// Whether a handover involves this client (two loads of its own line).
     @inline(__always)

@@ -1,3 +1,4 @@
+import AudioGraphHost
 import CJack
 import CJackShim
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ public struct JACKError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A thin owner of a `jack_client_t`. [main-thread unless a method says otherwise]
+/// A thin owner of a `jack_client_t`. [main-thread; unless a method says otherwise]
 public final class JACKClient: @unchecked Sendable {
     public let handle: OpaquePointer
     /// The name JACK gave the client (it may add a suffix).
@@ -36,6 +37,7 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Whether a server answers under `server` (nil: the default). [main-thread]
     public static func serverIsRunning(_ server: String?) -> Bool {
+        ThreadRole.check(.main)
         JACKMessages.install()
         guard socketAnswers(server ?? defaultServerName) else { return false }
         var status = jack_status_t(rawValue: 0)
@@ -55,7 +57,7 @@ public final class JACKClient: @unchecked Sendable {
     /// asynchronously (wasteful while polling for a server to come back,
     /// and more than ThreadSanitizer can follow). Without JACK2's registry
     /// in /dev/shm (another JACK build) it answers true and libjack decides.
-    /// [any thread]
+    /// [any-thread]
     static func socketAnswers(_ server: String) -> Bool {
         guard access("/dev/shm/jack-shm-registry", F_OK) == 0 else { return true }
         let bytes = Array("/dev/shm/jack_\(server)_\(getuid())_0".utf8)
@@ -88,7 +90,7 @@ public final class JACKClient: @unchecked Sendable {
 
     public var sampleRate: Double { Double(jack_get_sample_rate(handle)) }
     public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
-    /// JACK's DSP load in percent. [any thread]
+    /// JACK's DSP load in percent. [any-thread]
     public var cpuLoad: Double { Double(jack_cpu_load(handle)) }
 
     /// Registers an audio port; `isInput` for ports that receive audio.
@@ -162,7 +164,7 @@ public final class JACKClient: @unchecked Sendable {
     }
 }
 
-/// Glob matching for `connect` patterns (`system:playback_*`). [any thread]
+/// Glob matching for `connect` patterns (`system:playback_*`). [any-thread]
 public func globMatches(_ pattern: String, _ name: String) -> Bool {
     fnmatch(pattern, name, 0) == 0
 }

@@ -29,7 +29,7 @@ public final class JACKPortBinder: @unchecked Sendable {
     /// Ports a graph may have at most.
     public static let capacity = 256
     public private(set) var ports: [Port] = []
-    /// The current cycle's buffer of each port. [audio-thread writes, nodes read]
+    /// The current cycle's buffer of each port. [any-thread; the audio thread writes, nodes read]
     let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     /// Peak of each port since the status thread last looked (Float bits).
     let peaks: [PeakCell]
@@ -112,7 +112,7 @@ public final class JACKPortBinder: @unchecked Sendable {
         })
     }
 
-    /// Peak level of port `slot` since the last call, and resets it. [any thread]
+    /// Peak level of port `slot` since the last call, and resets it. [any-thread]
     public func takePeak(_ slot: Int) -> Float { peaks[slot].take() }
 }
 
@@ -335,6 +335,7 @@ extension NodeRegistry {
     /// This registry plus `jack-in` and `jack-out` bound to `binder`
     /// (`NodeRegistry.standard().addingJACK()`). [main-thread]
     public func addingJACK(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
+        ThreadRole.check(.main)
         var r = self
         r.register(JACKInType(binder: binder))
         r.register(JACKOutType(binder: binder))

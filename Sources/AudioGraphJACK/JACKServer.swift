@@ -1,3 +1,4 @@
+import AudioGraphHost
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +18,7 @@ public final class JACKServer: @unchecked Sendable {
     /// - Throws: `JACKError` when jackd is missing, exits, or does not answer in `timeout` s.
     public init(name: String?, driver: String = "dummy", sampleRate: Int, period: Int,
                 realtime: Bool = false, timeout: Double = 10) throws(JACKError) {
+        ThreadRole.check(.main)
         self.name = name
         guard let jackd = Self.findExecutable("jackd") else {
             throw JACKError("jackd is not installed (Debian: apt-get install jackd2); cannot start an embedded JACK server")
@@ -51,6 +53,7 @@ public final class JACKServer: @unchecked Sendable {
 
     /// Stops the server (SIGTERM, then SIGKILL after 3 s). Idempotent. [main-thread]
     public func stop() {
+        ThreadRole.check(.main)
         guard !stopped else { return }
         stopped = true
         guard process.isRunning else { return }

@@ -91,7 +91,7 @@ final class LatencyPublisher: @unchecked Sendable {
     /// after a report that reads it is done (a copy taken out of the lock
     /// would be ordered by Swift's reference counts alone, which
     /// ThreadSanitizer cannot see in the uninstrumented runtime).
-    /// [JACK's notification thread; not the process thread]
+    /// [any-thread; JACK's notification thread, not the process thread]
     func report(mode: jack_latency_callback_mode_t) {
         plan.withLock { p in Self.report(p, mode: mode) }
     }

@@ -12,8 +12,9 @@ import Glibc
 ///
 /// The thread is a plain pthread: `stop()` joins it.
 ///
-/// Threading: `sync`, `async`, `wake`: [any thread but the audio thread];
-/// `start`, `stop`: [the thread that made it].
+/// Threading: `sync`, `async`, `wake`: [main-thread | worker-thread | owner-thread |
+/// control-thread];
+/// `start`, `stop`: [any-thread; the thread that made it].
 final class OwnerThread: @unchecked Sendable {
     private let wakeup: Wakeup
     private let jobs = Locked<[Job]>([])
@@ -42,7 +43,7 @@ final class OwnerThread: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Whether the caller is the owner thread. [any thread]
+    /// Whether the caller is the owner thread. [any-thread]
     var isCurrent: Bool { threadID.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     /// Starts the thread. [main-thread]
@@ -95,7 +96,7 @@ final class OwnerThread: @unchecked Sendable {
         }
     }
 
-    /// Runs `job` on the owner thread soon. [any thread]
+    /// Runs `job` on the owner thread soon. [any-thread]
     func async(_ job: @escaping () -> Void) {
         let j = Job(run: job)
         jobs.withLock { $0.append(j) }
@@ -104,12 +105,12 @@ final class OwnerThread: @unchecked Sendable {
 
     /// Runs `body` on the owner thread and returns its result (runs it at
     /// once when called on the owner thread, or when the thread is not
-    /// running). [any thread]
+    /// running). [any-thread]
     func sync<T>(_ body: @escaping () throws -> T) throws -> T {
         try sync { Result { try body() } }.get()
     }
 
-    /// `sync` for bodies that do not throw. [any thread]
+    /// `sync` for bodies that do not throw. [any-thread]
     func sync<T>(_ body: @escaping () -> T) -> T {
         if isCurrent || thread == nil || stopping.load(ordering: .acquiring) { return body() }
         let done = Wakeup()
@@ -122,11 +123,11 @@ final class OwnerThread: @unchecked Sendable {
         return box.value!
     }
 
-    /// Wakes the thread to run `tick`. [any thread, JACK's threads included]
+    /// Wakes the thread to run `tick`. [any-thread; JACK's threads included]
     func wake() { wakeup.signal() }
 
     /// Runs the queued requests, stops the thread and joins it.
-    /// Idempotent. [not the owner thread]
+    /// Idempotent. [any-thread; not the owner thread]
     func stop() {
         guard let t = thread, !isCurrent else { return }
         stopping.store(true, ordering: .releasing)

@@ -23,7 +23,8 @@ final class ProcessCycle: @unchecked Sendable {
     /// read-modify-writes on a line that is cold at the start of a cycle).
     @exclusivity(unchecked) private var engineRef: Unmanaged<Engine>
     /// A reload's swap waiting for the next cycle (unretained `ReloadSwap`;
-    /// the session holds it until it is done). [owner-thread stores, audio-thread takes]
+    /// the session holds it until it is done). [any-thread; the owner thread stores, the audio
+    /// thread takes]
     let pendingSwap = Atomic<UnsafeMutableRawPointer?>(nil)
     /// The swap whose crossfade runs. [audio-thread]
     @exclusivity(unchecked) private var fading: ReloadSwap?
@@ -33,10 +34,10 @@ final class ProcessCycle: @unchecked Sendable {
     private var outputCount = 0
     let paused = Atomic<Bool>(false)
     /// `Options.duration` in frames: a cycle that starts at or past it
-    /// renders nothing and outputs silence, as paused. [set before
-    /// activation; audio-thread reads]
+    /// renders nothing and outputs silence, as paused. [any-thread; set before activation, the
+    /// audio thread reads]
     let lastFrame = Atomic<Int>(.max)
-    /// The position reached `lastFrame`. [audio-thread sets, any thread reads]
+    /// The position reached `lastFrame`. [any-thread; the audio thread sets]
     let durationReached = Atomic<Bool>(false)
     let xruns = Atomic<Int>(0)
     let bufferSize = Atomic<Int>(0)
@@ -52,8 +53,8 @@ final class ProcessCycle: @unchecked Sendable {
     @exclusivity(unchecked) private var endSignalled = false
     /// `Options.threadInit`.
     let threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
-    /// JACK's transport, when sources follow it. [set before activation;
-    /// then audio-thread: a reload's swap replaces it]
+    /// JACK's transport, when sources follow it. [any-thread; set before activation, then the
+    /// audio thread's: a reload's swap replaces it]
     @exclusivity(unchecked) var transport: JACKTransport? {
         didSet {
             // No closure: this runs on the audio thread when a swap is taken.
@@ -96,8 +97,8 @@ final class ProcessCycle: @unchecked Sendable {
         reasonBuffer.deallocate()
     }
 
-    /// Takes the output slots from the binder's ports. [owner-thread, while
-    /// no client is active, or while the one that is does not render]
+    /// Takes the output slots from the binder's ports. [owner-thread & !rendering; while no client
+    /// is active, or while the one that is does not render]
     func bindOutputs() {
         outputCount = 0
         for (i, p) in binder.ports.enumerated() where !p.isInput && !p.removed {
@@ -243,7 +244,7 @@ final class ProcessCycle: @unchecked Sendable {
         monitorWakeup.signal()
     }
 
-    /// [any JACK thread]
+    /// [any-thread; any JACK thread]
     func noteShutdown(_ reason: UnsafePointer<CChar>?) {
         if let reason { strncpy(reasonBuffer, reason, 255) }
         serverGone.store(true, ordering: .releasing)
@@ -284,8 +285,8 @@ let processCallback: JackProcessCallback = { frames, arg in
     return 0
 }
 
-/// [every thread libjack starts for the client: JACK2 calls the thread-init
-/// callback on its notification threads too] Its argument is the client's
+/// [any-thread; every thread libjack starts for the client: JACK2 calls the thread-init callback
+/// on its notification threads too] Its argument is the client's
 /// `ClientSide`. On the process thread only: marks it as the audio thread
 /// (`ThreadRole`), then runs `Options.threadInit`.
 let threadInitCallback: JackThreadInitCallback = { arg in
@@ -296,7 +297,7 @@ let threadInitCallback: JackThreadInitCallback = { arg in
     side.cycleRef.takeUnretainedValue().threadInit?(nil)
 }
 
-/// [a JACK thread] Buffers were sized for `maxFrames`: only note the size.
+/// [any-thread; a JACK thread] Buffers were sized for `maxFrames`: only note the size.
 let bufferSizeCallback: JackBufferSizeCallback = { frames, arg in
     if let c = cycle(arg) {
         c.bufferSize.store(Int(frames), ordering: .relaxed)
@@ -305,7 +306,7 @@ let bufferSizeCallback: JackBufferSizeCallback = { frames, arg in
     return 0
 }
 
-/// [a JACK thread]
+/// [any-thread; a JACK thread]
 let xrunCallback: JackXRunCallback = { arg in
     if let c = cycle(arg) {
         c.xruns.add(1, ordering: .relaxed)
@@ -314,12 +315,12 @@ let xrunCallback: JackXRunCallback = { arg in
     return 0
 }
 
-/// [a JACK thread] The server is gone: set a flag; the main thread reports.
+/// [any-thread; a JACK thread] The server is gone: set a flag; the main thread reports.
 let shutdownCallback: JackInfoShutdownCallback = { _, reason, arg in
     cycle(arg)?.noteShutdown(reason)
 }
 
-/// [JACK's notification thread]
+/// [any-thread; JACK's notification thread]
 let portConnectCallback: JackPortConnectCallback = { _, _, _, arg in
     if let c = cycle(arg) {
         c.connectionEpoch.add(1, ordering: .relaxed)
@@ -327,7 +328,7 @@ let portConnectCallback: JackPortConnectCallback = { _, _, _, arg in
     }
 }
 
-/// [JACK's notification thread] A port appeared or went away somewhere:
+/// [any-thread; JACK's notification thread] A port appeared or went away somewhere:
 /// the owner thread restores remembered connections.
 let portRegistrationCallback: JackPortRegistrationCallback = { _, _, arg in
     if let c = cycle(arg) {
@@ -336,7 +337,7 @@ let portRegistrationCallback: JackPortRegistrationCallback = { _, _, arg in
     }
 }
 
-/// [JACK's notification thread] Reads the latency plan the owner thread
+/// [any-thread; JACK's notification thread] Reads the latency plan the owner thread
 /// published; never calls into nodes.
 let latencyCallback: JackLatencyCallback = { mode, arg in
     guard let arg else { return }

@@ -41,7 +41,7 @@ import Synchronization
 /// sync callback on the process thread, just before the process
 /// callback); `request`: the audio thread writes, the driver reads;
 /// `answer`: the driver writes, the audio thread reads; `state`, `frame`,
-/// `located`: the audio thread writes, [any thread] reads.
+/// `located`: the audio thread writes, [any-thread] reads.
 final class JACKTransport: @unchecked Sendable {
     let sampleRate: Double
     /// Posted when a locate is asked for; the driver thread waits on it.
@@ -59,7 +59,7 @@ final class JACKTransport: @unchecked Sendable {
     /// packed as `request`.
     let answer = Atomic<UInt64>(0)
 
-    // [audio-thread only]
+    // [audio-thread]
     /// The sequence number of the last request.
     private var sequence: UInt32 = 0
     /// The frame of the last request.
@@ -96,8 +96,8 @@ final class JACKTransport: @unchecked Sendable {
 
     /// Whether the followers play this cycle of `n` frames (they are where
     /// the rolling transport is); asks for a locate when they are not and
-    /// none that would bring them there is under way. [audio-thread, after
-    /// `observe`, in a cycle that renders]
+    /// none that would bring them there is under way. [audio-thread; after `observe`, in a cycle
+    /// that renders]
     @inline(__always)
     func advance(frames n: UInt32) -> Bool {
         absorbAnswer()
@@ -120,8 +120,7 @@ final class JACKTransport: @unchecked Sendable {
 
     /// A cycle in which the graph does not render (paused, or a period
     /// larger than it was prepared for): the followers stay where they are,
-    /// located only if the transport is there too. [audio-thread, after
-    /// `observe`]
+    /// located only if the transport is there too. [audio-thread; after `observe`]
     @inline(__always)
     func standStill() {
         absorbAnswer()
@@ -130,11 +129,11 @@ final class JACKTransport: @unchecked Sendable {
 
     /// The followers changed (a reload brought a new one, which starts at
     /// its beginning): locates them all again, as a locate would.
-    /// [audio-thread, at a reload's swap]
+    /// [audio-thread; at a reload's swap]
     func followersChanged() { ask(lastFrame) }
 
     /// The slow-sync answer: ready when the followers are at the frame the
-    /// transport starts from. [audio-thread, JACK's sync callback]
+    /// transport starts from. [audio-thread; JACK's sync callback]
     @inline(__always)
     func sync(state s: jack_transport_state_t, frame f: UInt32) -> Bool {
         absorbAnswer()
@@ -182,7 +181,7 @@ final class JACKTransport: @unchecked Sendable {
         }
     }
 
-    /// The state as `status` shows it. [any thread]
+    /// The state as `status` shows it. [any-thread]
     var reading: TransportReading.State {
         switch state.load(ordering: .relaxed) {
         case Int(JackTransportRolling.rawValue): .rolling
@@ -203,13 +202,13 @@ let transportSyncCallback: JackSyncCallback = { state, position, arg in
 /// (`TransportFollowing.locate`), wakes the worker, and answers once each
 /// has refilled at the new position.
 ///
-/// Threading: `tick`: [the driver's thread] (an `OwnerThread` of its own:
+/// Threading: `tick`: [any-thread; the driver's thread] (an `OwnerThread` of its own:
 /// JACK's client stays with the session's owner thread; the driver makes
 /// no JACK call).
 final class TransportDriver: @unchecked Sendable {
     let transport: JACKTransport
     /// The followers and the worker that serves them; a reload replaces
-    /// both. [owner-thread writes, the driver's thread reads]
+    /// both. [any-thread; the owner thread writes, the driver's thread reads]
     private let state: Locked<(followers: [any TransportFollowing], worker: BackgroundWorker)>
     /// Frames a follower must hold before it counts as located.
     let readyFrames: () -> Int

@@ -10,6 +10,7 @@
 // OSCPacket.
 
 #if canImport(Glibc)
+import AudioGraphHost
 import Glibc
 #endif
 
@@ -53,19 +54,19 @@ public enum NSMErrorCode: Int32, Sendable {
 /// ```
 ///
 /// Threading: every method: [main-thread] (one thread at a time: the
-/// program's control loop); `serverURL`: [any thread].
+/// program's control loop); `serverURL`: [any-thread].
 public final class NSMClient: @unchecked Sendable {
     /// The API version this client speaks.
     public static let apiVersion = (major: Int32(1), minor: Int32(2))
 
-    /// `NSM_URL` from the environment, nil when unset or empty. [any thread]
+    /// `NSM_URL` from the environment, nil when unset or empty. [any-thread]
     public static var urlFromEnvironment: String? {
         guard let v = getenv("NSM_URL") else { return nil }
         let s = String(cString: v)
         return s.isEmpty ? nil : s
     }
 
-    /// The server's OSC URL (`osc.udp://host:port/`). [any thread]
+    /// The server's OSC URL (`osc.udp://host:port/`). [any-thread]
     public let serverURL: String
     private let socket: UDPSocket
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
@@ -77,6 +78,7 @@ public final class NSMClient: @unchecked Sendable {
     /// Opens a socket to the server at `serverURL`. [main-thread]
     /// - Throws: `OSCError` when the URL is not a UDP OSC URL or does not resolve.
     public init(serverURL: String) throws(OSCError) {
+        ThreadRole.check(.main)
         self.serverURL = serverURL
         socket = try UDPSocket.connected(to: SocketAddress.resolve(url: serverURL))
     }
@@ -87,6 +89,7 @@ public final class NSMClient: @unchecked Sendable {
     /// are the words only (`dirty`), or already in NSM's `:dirty:` form.
     /// [main-thread]
     public func announce(applicationName: String, capabilities: [String], executableName: String) throws(OSCError) {
+        ThreadRole.check(.main)
         let words = capabilities.map { $0.trimmingColons }.filter { !$0.isEmpty }
         let caps = words.isEmpty ? "" : ":" + words.joined(separator: ":") + ":"
         try send(OSCMessage("/nsm/server/announce", [
@@ -99,6 +102,7 @@ public final class NSMClient: @unchecked Sendable {
     /// (0: only what has arrived); nil when none came. Datagrams that are
     /// not OSC are dropped. [main-thread]
     public func receive(timeout: Double) -> NSMRequest? {
+        ThreadRole.check(.main)
         if pending.isEmpty {
             var fds = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
             guard poll(&fds, 1, Int32(max(0, timeout * 1000))) > 0 else { return nil }
@@ -137,16 +141,19 @@ public final class NSMClient: @unchecked Sendable {
 
     /// `/reply s:path s:message`: `path` (e.g. `/nsm/client/open`) succeeded. [main-thread]
     public func reply(to path: String, _ message: String = "OK") {
+        ThreadRole.check(.main)
         try? send(OSCMessage("/reply", [.string(path), .string(message)]))
     }
 
     /// `/error s:path i:code s:message`: `path` failed. [main-thread]
     public func error(to path: String, code: NSMErrorCode = .general, _ message: String) {
+        ThreadRole.check(.main)
         try? send(OSCMessage("/error", [.string(path), .int32(code.rawValue), .string(message)]))
     }
 
     /// `/nsm/client/is_dirty` unless already reported dirty. [main-thread]
     public func markDirty() {
+        ThreadRole.check(.main)
         guard reportedDirty != true else { return }
         reportedDirty = true
         try? send(OSCMessage("/nsm/client/is_dirty"))
@@ -154,6 +161,7 @@ public final class NSMClient: @unchecked Sendable {
 
     /// `/nsm/client/is_clean` unless already reported clean. [main-thread]
     public func markClean() {
+        ThreadRole.check(.main)
         guard reportedDirty != false else { return }
         reportedDirty = false
         try? send(OSCMessage("/nsm/client/is_clean"))
@@ -162,6 +170,7 @@ public final class NSMClient: @unchecked Sendable {
     /// `/nsm/client/message i:priority s:message`: a line for the session
     /// manager's user (priority 0…3). [main-thread]
     public func message(_ text: String, priority: Int32 = 1) {
+        ThreadRole.check(.main)
         try? send(OSCMessage("/nsm/client/message", [.int32(priority), .string(text)]))
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 
 /// The OSC errors waiting to be shown, rate-limited.
 ///
-/// Threading: `record`: [osc-thread]; `take`: [any thread] (the host's
+/// Threading: `record`: [control-thread]; `take`: [any-thread] (the host's
 /// main thread).
 final class OSCErrorLog: Sendable {
     /// Lines shown per window at most.

@@ -121,7 +121,7 @@ public struct OSCDecodeError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String { message }
 }
 
-/// Reads and writes OSC packets (a message or a bundle). [any thread]
+/// Reads and writes OSC packets (a message or a bundle). [any-thread]
 public enum OSCPacket {
     /// How deep bundles may nest in a packet this side reads.
     public static let maximumBundleDepth = 8
@@ -136,7 +136,7 @@ public enum OSCPacket {
         return out
     }
 
-    /// [any thread]
+    /// [any-thread]
     public static func decode(_ bytes: [UInt8]) throws(OSCDecodeError) -> [OSCMessage] {
         let result = bytes.withUnsafeBytes { raw -> Result<[OSCMessage], OSCDecodeError> in
             do throws(OSCDecodeError) { return .success(try decode(raw)) } catch { return .failure(error) }
@@ -258,7 +258,7 @@ public enum OSCPacket {
     // the specification's examples and read back through liblo (OSCTests).
 
     /// A message on the wire. Strings end at their first NUL, as OSC's do.
-    /// [any thread]
+    /// [any-thread]
     public static func encode(_ message: OSCMessage) -> [UInt8] {
         var out: [UInt8] = []
         appendString(message.address, to: &out)
@@ -285,7 +285,7 @@ public enum OSCPacket {
         return out
     }
 
-    /// A bundle of `messages`, time tag "immediately". [any thread]
+    /// A bundle of `messages`, time tag "immediately". [any-thread]
     public static func encodeBundle(_ messages: [OSCMessage]) -> [UInt8] {
         var out = bundleTag
         // OSC's "immediately": seconds 0, fraction 1.

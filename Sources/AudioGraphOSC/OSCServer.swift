@@ -35,16 +35,16 @@ import Glibc
 /// ```
 ///
 /// Threading: `init`, `start`, `stop`: [main-thread] (the thread that made
-/// it); `url`, `port`: [any thread]. The server's own thread
-/// ([osc-thread]) does all the rest. Stop the server before the graph.
+/// it); `url`, `port`: [any-thread]. The server's own thread
+/// ([control-thread]) does all the rest. Stop the server before the graph.
 public final class OSCServer: @unchecked Sendable {
     /// Where the server listens unless told otherwise: OSC has no
     /// authentication, and anyone who can reach the port controls the graph.
     public static let loopback = "127.0.0.1"
 
-    /// The URL it listens on: `osc.udp://127.0.0.1:9000/`. [any thread]
+    /// The URL it listens on: `osc.udp://127.0.0.1:9000/`. [any-thread]
     public let url: String
-    /// The UDP port it listens on (the one picked, when asked for 0). [any thread]
+    /// The UDP port it listens on (the one picked, when asked for 0). [any-thread]
     public let port: Int
 
     private let socket: UDPSocket
@@ -66,6 +66,7 @@ public final class OSCServer: @unchecked Sendable {
     /// - Throws: `OSCError` when the address does not resolve or the port
     ///   cannot be bound (in use, not allowed).
     public init(port: Int, host: String = OSCServer.loopback) throws(OSCError) {
+        ThreadRole.check(.main)
         socket = try UDPSocket.bound(host: host, port: port)
         let local = socket.localAddress
         url = local.url
@@ -83,6 +84,7 @@ public final class OSCServer: @unchecked Sendable {
 
     /// Binds and starts serving `control`. [main-thread]
     public convenience init(control: ControlSurface, port: Int, host: String = OSCServer.loopback) throws(OSCError) {
+        ThreadRole.check(.main)
         try self.init(port: port, host: host)
         try start(control: control)
     }
@@ -95,6 +97,7 @@ public final class OSCServer: @unchecked Sendable {
 
     /// Starts the server's thread on `control`; once. [main-thread]
     public func start(control: ControlSurface) throws(OSCError) {
+        ThreadRole.check(.main)
         try start(control: { control }, reload: nil)
     }
 
@@ -108,6 +111,7 @@ public final class OSCServer: @unchecked Sendable {
     /// replaces it: `{ live.control }`); `reload`, when given, serves
     /// `/agraph/reload`. [main-thread]
     public func start(control: @escaping @Sendable () -> ControlSurface, reload: ReloadHandler?) throws(OSCError) {
+        ThreadRole.check(.main)
         guard service == nil, !flag.stopping.load(ordering: .acquiring) else { return }
         let service = OSCService(control: control, reload: reload, socket: socket, errorLog: errorLog)
         let box = Unmanaged.passRetained(Loop(service: service, socket: socket, wake: wake.read, flag: flag))
@@ -131,7 +135,7 @@ public final class OSCServer: @unchecked Sendable {
     /// The errors sent to senders since the last call, one line each
     /// (`OSC from 127.0.0.1:5000: /agraph/g/gain: …`), for the console to
     /// show as its own errors; at most 5 a second, then a line counting
-    /// those not shown. Control characters are escaped. [any thread]
+    /// those not shown. Control characters are escaped. [any-thread]
     public func takeErrors() -> [String] {
         errorLog.take(now: MonotonicClock.seconds())
     }
@@ -139,6 +143,7 @@ public final class OSCServer: @unchecked Sendable {
     /// Stops the thread and joins it; idempotent. Events up to the stop
     /// are still sent to the subscribers, nothing after. [main-thread]
     public func stop() {
+        ThreadRole.check(.main)
         guard !flag.stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
         _ = write(wake.write, &byte, 1)
@@ -148,13 +153,13 @@ public final class OSCServer: @unchecked Sendable {
         }
     }
 
-    /// Set once by `stop`; read by the thread. [any thread]
+    /// Set once by `stop`; read by the thread. [any-thread]
     private final class StopFlag: Sendable {
         let stopping = Atomic<Bool>(false)
         var isSet: Bool { stopping.load(ordering: .acquiring) }
     }
 
-    /// The thread's work, kept by the thread. [osc-thread]
+    /// The thread's work, kept by the thread. [control-thread]
     private final class Loop {
         let service: OSCService
         let socket: UDPSocket

@@ -14,7 +14,7 @@ public struct OSCError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// An IPv4 or IPv6 socket address, as a value. [any thread]
+/// An IPv4 or IPv6 socket address, as a value. [any-thread]
 struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     private(set) var storage = sockaddr_storage()
     private(set) var length: socklen_t = 0
@@ -66,7 +66,7 @@ struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The addresses `host` and `port` name (numeric or a name from the
-    /// resolver; `passive`: for binding). [any thread; may block on the resolver for a name]
+    /// resolver; `passive`: for binding). [any-thread; may block on the resolver for a name]
     static func resolve(host: String, port: Int, passive: Bool) throws(OSCError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -91,7 +91,7 @@ struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The UDP address of an `osc.udp://HOST:PORT/` URL (liblo parses it).
-    /// [any thread; may block on the resolver for a name]
+    /// [any-thread; may block on the resolver for a name]
     static func resolve(url: String) throws(OSCError) -> SocketAddress {
         let protocolID = lo_url_get_protocol_id(url)
         guard protocolID == LO_UDP else {
@@ -110,7 +110,7 @@ struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A non-blocking UDP socket. [one thread at a time]
+/// A non-blocking UDP socket. [any-thread; one thread at a time]
 final class UDPSocket {
     let fd: Int32
 
@@ -137,7 +137,7 @@ final class UDPSocket {
         throw OSCError("cannot listen on UDP port \(port) of \(host): " + failures.joined(separator: "; "))
     }
 
-    /// A socket connected to `target`. [any thread]
+    /// A socket connected to `target`. [any-thread]
     static func connected(to target: SocketAddress) throws(OSCError) -> UDPSocket {
         let s = try make(family: target.family)
         let rc = target.withSockaddr { connect(s.fd, $0, $1) }

@@ -676,7 +676,7 @@ final class LV2BenchSignal: @unchecked Sendable {
 /// The chain hosted with lilv alone: instances connected buffer to buffer
 /// (stage k reads pair k, writes pair k+1), controls set once, activated.
 /// Made and timed on one thread; `run(frames:)` is what a JACK client's
-/// process callback calls. [main-thread, except run: audio-thread]
+/// process callback calls. [main-thread | audio-thread; run: audio]
 final class RawLV2Chain: @unchecked Sendable {
     private let world: OpaquePointer
     /// Every instance, in run order; `stageOf[i]` is its stage.

@@ -637,7 +637,7 @@ let jackThreadTIDs = JACKThreadIDs()
 final class JACKThreadIDs: Sendable {
     private let ids = Locked<[Int32]>([])
     func reset() { ids.withLock { $0.removeAll() } }
-    /// [a JACK thread, once at its start: not on the real-time path]
+    /// [any-thread; a JACK thread, once at its start: not on the real-time path]
     func add(_ tid: Int32) { ids.withLock { $0.append(tid) } }
     var all: [Int32] { ids.withLock { $0 } }
 }
@@ -815,7 +815,8 @@ class BenchJACKClient: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Installs the callbacks and activates the client. [main-thread, once, at the end of a subclass's init]
+    /// Installs the callbacks and activates the client. [main-thread; once, at the end of a
+    /// subclass's init]
     func activate() throws {
         let me = Unmanaged.passUnretained(self).toOpaque()
         jack_set_thread_init_callback(client.handle, recordJACKThread, nil)

@@ -147,7 +147,7 @@ func percentileNanos(_ sorted: [UInt64], _ p: Double) -> Double {
 }
 
 /// One UDP socket on 127.0.0.1 that sends a datagram to the server and
-/// waits for the reply. [one thread]
+/// waits for the reply. [any-thread; one thread]
 final class BenchUDPClient {
     let fd: Int32
     var server = sockaddr_in()
