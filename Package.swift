@@ -50,7 +50,9 @@
 //   CSndFile           libsndfile (pkg-config)
 // Applications (agraph's logic, reached by tests without a subprocess)
 //   AudioGraphLive     `agraph run`'s live side: the console (control lines, status line),
-//                      the reloader (file watching, hot reload), the NSM session
+//                      the reloader (file watching, hot reload), the NSM session, the ABX player
+//   AudioGraphTools    the offline commands' logic: `render --each` planning and leftovers,
+//                      the ABX trials and their scoring, `analyze`'s loudness measurement
 // Plugins
 //   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
 //   AudioGraphPlugins  loader, host extensions, decoder host, conformance check
@@ -264,8 +266,14 @@ let package = Package(
         // agraph's live application logic: console, reloader, NSM session.
         .target(
             name: "AudioGraphLive",
-            dependencies: ["AudioGraph", "AudioGraphJACK", "AudioGraphOSC"],
+            dependencies: ["AudioGraph", "AudioGraphJACK", "AudioGraphOSC", "AudioGraphTools"],
             path: "Sources/AudioGraphLive"
+        ),
+        // agraph's offline application logic: batch plans, ABX trials, analyze.
+        .target(
+            name: "AudioGraphTools",
+            dependencies: ["AudioGraph"],
+            path: "Sources/AudioGraphTools"
         ),
         // CRC-16 (AC-4 and FLAC), the AC-4 TOC and sequence counter: one home
         // for the Swift modules and the C plugins.
@@ -348,6 +356,7 @@ let package = Package(
                 "AudioGraphJACK",
                 "AudioGraphOSC",
                 "AudioGraphLive",
+                "AudioGraphTools",
                 "AudioGraphPlugins",
                 "AudioGraphProcessing",
                 "AudioGraphSndFile",
@@ -427,6 +436,11 @@ let package = Package(
             name: "CLITests",
             dependencies: ["AudioGraph", "AudioGraphProcessing", "TestSupport"],
             path: "Tests/CLITests"
+        ),
+        .testTarget(
+            name: "AudioGraphToolsTests",
+            dependencies: ["AudioGraphTools", "AudioGraphLive", "AudioGraph", "TestSupport", "CSndFile"],
+            path: "Tests/AudioGraphToolsTests"
         ),
         .testTarget(
             name: "AnalysisTests",

@@ -101,9 +101,9 @@ public struct BinauralType: NodeType {
     /// The parameters' indexes, for `apply`.
     static let orientationNames = ["yaw", "pitch", "roll"]
 
-    /// [main-thread]
+    /// [main-thread | control-thread; validation resolves on the thread that validates]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         var ok = true
         let written = c.writtenParameters.contains("sofa") ? c.parameters.string("sofa") : nil
         if case .failure(let e) = HRTFSets.find(written: written, directory: c.directory, sampleRate: c.sampleRate) {

@@ -152,7 +152,7 @@ public protocol NodeType: Sendable {
     /// A type with several outputs sets each port's format with
     /// `context.setOutput(_:_:)`; a port it leaves unset gets the returned
     /// format. Parameters have been type-checked and defaulted already.
-    /// [main-thread]
+    /// [main-thread | control-thread; validation resolves on the thread that validates]
     func resolve(_ context: ResolveContext) -> StreamFormat?
 
     /// Creates the runtime node for a node that passed validation.

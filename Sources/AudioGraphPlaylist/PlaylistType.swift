@@ -70,9 +70,9 @@ public struct PlaylistType: NodeType {
         return .success(t)
     }
 
-    /// [main-thread]
+    /// [main-thread | control-thread; validation resolves on the thread that validates]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         guard let layout = c.parameters.string("layout").flatMap(ChannelLayout.init(rawValue:)),
               let channels = layout.channelCount else { return nil }
         if let problem = RingBudget.check(seconds: c.parameters.number("bufferTime") ?? 0.5, sampleRate: c.sampleRate,

@@ -296,9 +296,9 @@ public struct ChannelMixType: NodeType {
                                                     surroundsAreBack: from == target && input.surroundsAreBack))
     }
 
-    /// [main-thread]
+    /// [main-thread | control-thread; validation resolves on the thread that validates]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         return plan(c)?.output
     }
 

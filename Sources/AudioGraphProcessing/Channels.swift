@@ -91,9 +91,9 @@ public struct ChannelMapType: NodeType {
         }
     }
 
-    /// [main-thread]
+    /// [main-thread | control-thread; validation resolves on the thread that validates]
     public func resolve(_ c: ResolveContext) -> StreamFormat? {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         return plan(c)?.output
     }
 

@@ -27,9 +27,9 @@ public struct GraphValidator: Sendable {
     }
 
     /// Reads and validates the graph file at `path`: a regular file of at
-    /// most `FileChecks.maximumGraphFileBytes`. [main-thread]
+    /// most `FileChecks.maximumGraphFileBytes`. [main-thread | control-thread]
     public func validate(file path: String) -> Result<ValidatedGraph, GraphErrors> {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         return validate(file: path, overrides: [])
     }
 
@@ -45,9 +45,9 @@ public struct GraphValidator: Sendable {
     }
 
     /// Reads and validates the graph file at `path`, its document changed
-    /// by `overrides` first (`--set`; see `ParameterOverride`). [main-thread]
+    /// by `overrides` first (`--set`; see `ParameterOverride`). [main-thread | control-thread]
     public func validate(file path: String, overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         let bytes: [UInt8]
         switch Self.readGraphFile(path) {
         case .success(let b): bytes = b
@@ -64,10 +64,10 @@ public struct GraphValidator: Sendable {
     ///   - directory: where relative paths in the graph resolve.
     ///   - graphPath: the graph file's own path, when it is a file: outputs
     ///     may not overwrite it.
-    /// [main-thread]
+    /// [main-thread | control-thread]
     public func validate(bytes: [UInt8], file: String, directory: String,
                          graphPath: String? = nil) -> Result<ValidatedGraph, GraphErrors> {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         return validate(bytes: bytes, file: file, directory: directory, graphPath: graphPath, overrides: [])
     }
 
@@ -79,10 +79,10 @@ public struct GraphValidator: Sendable {
     ///     may not overwrite it.
     ///   - overrides: parameter values that replace the document's before
     ///     validation (`--set`); problems they cause say so.
-    /// [main-thread]
+    /// [main-thread | control-thread]
     public func validate(bytes: [UInt8], file: String, directory: String, graphPath: String?,
                          overrides: [ParameterOverride]) -> Result<ValidatedGraph, GraphErrors> {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         let document: OverriddenDocument
         switch parse(bytes, file: file, overrides: overrides) {
         case .success(let d): document = d

@@ -79,9 +79,9 @@ extension GraphValidator {
     /// for a caller that needs the overridden document itself (`agraph
     /// render --each` finds the file sinks in it). Fails with the
     /// diagnostics of an unreadable file, malformed JSON or an override
-    /// naming no node or no parameter of the node's type. [main-thread]
+    /// naming no node or no parameter of the node's type. [main-thread | control-thread]
     public func document(file path: String, overrides: [ParameterOverride]) -> Result<JSONValue, GraphErrors> {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         return Self.readGraphFile(path).flatMap { parse($0, file: path, overrides: overrides) }.flatMap { document in
             document.problems.isEmpty ? .success(document.root) : .failure(GraphErrors(document.problems))
         }
