@@ -8,7 +8,7 @@ import Glibc
 /// What `agraph analyze` reads a file through: libsndfile for what it
 /// reads, else the media path (`media` → the `ffmpeg` decoder plugin), as
 /// `agraph render` decodes a `media` → `ffmpeg` graph. [main-thread]
-protocol AnalysisInput: AnyObject {
+public protocol AnalysisInput: AnyObject {
     var channels: Int { get }
     var sampleRate: Double { get }
     var layout: ChannelLayout { get }
@@ -25,22 +25,24 @@ protocol AnalysisInput: AnyObject {
 }
 
 extension SoundFile: AnalysisInput {
-    func finish() -> [String] {
+    public func finish() -> [String] {
         try? close()
         return []
     }
 }
 
-enum AnalysisInputs {
+public enum AnalysisInputs {
     /// Opens `path` with libsndfile, or, when libsndfile cannot read it,
     /// through the media path; the error names both readers' reasons.
     /// - Parameter allowDamaged: the media path conceals damaged frames and
     ///   goes on (`onError: skip`) instead of stopping at the first.
-    static func open(_ path: String, allowDamaged: Bool) throws -> any AnalysisInput {
+    /// - Parameter registry: the node types the media graph is validated
+    ///   against (the `ffmpeg` decoder plugin among them).
+    public static func open(_ path: String, allowDamaged: Bool, registry: NodeRegistry) throws -> any AnalysisInput {
         let sndfileError: SoundFileError
         do { return try SoundFile(reading: path) } catch { sndfileError = error }
         do {
-            return try DecodedMediaInput(path: path, allowDamaged: allowDamaged)
+            return try DecodedMediaInput(path: path, allowDamaged: allowDamaged, registry: registry)
         } catch let e as MediaError {
             throw AnalyzeInputError(message: "\(sndfileError.message) (libsndfile); \(e.message) (libavformat)")
         } catch {
@@ -49,30 +51,30 @@ enum AnalysisInputs {
     }
 }
 
-struct AnalyzeInputError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+public struct AnalyzeInputError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }
 
 /// A file decoded by a `media` → `ffmpeg` graph at the stream's own rate,
 /// rendered block by block into `read`. [main-thread]
-final class DecodedMediaInput: AnalysisInput {
+public final class DecodedMediaInput: AnalysisInput {
     static let blockFrames = 4096
     static let decoderID = "decoder"
 
-    let channels: Int
-    let sampleRate: Double
-    let layout: ChannelLayout
-    let isLengthKnown: Bool
-    let frames: Int
-    private(set) var readError: String?
+    public let channels: Int
+    public let sampleRate: Double
+    public let layout: ChannelLayout
+    public let isLengthKnown: Bool
+    public let frames: Int
+    public private(set) var readError: String?
     private let engine: Engine
     private let step: Int
     private var ended = false
     private var finished = false
     private var damage: [String] = []
 
-    init(path: String, allowDamaged: Bool) throws {
+    public init(path: String, allowDamaged: Bool, registry: NodeRegistry) throws {
         let media = try MediaFile(path: path)
         guard let stream = media.defaultAudioStream else {
             throw MediaError("\(media.containerLongName) (\(media.container)) with no audio stream")
@@ -86,7 +88,7 @@ final class DecodedMediaInput: AnalysisInput {
              "links": [{"from": "media", "to": "\(Self.decoderID)"}, {"from": "\(Self.decoderID)", "to": "end"}]}
             """
         var graph: ValidatedGraph
-        switch GraphValidator(registry: standardRegistry()).validate(bytes: Array(json.utf8), file: path, directory: "/") {
+        switch GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: path, directory: "/") {
         case .success(let g): graph = g
         case .failure(let errors):
             throw MediaError(errors.diagnostics.map(\.description).joined(separator: "; "))
@@ -117,7 +119,7 @@ final class DecodedMediaInput: AnalysisInput {
 
     deinit { _ = finish() }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames count: Int) -> Int {
+    public func read(into buffer: UnsafeMutablePointer<Float>, frames count: Int) -> Int {
         let previousRole = ThreadRole.current
         ThreadRole.mark(.audio)   // this thread renders the blocks
         defer { ThreadRole.mark(previousRole == .main ? nil : previousRole) }
@@ -145,7 +147,7 @@ final class DecodedMediaInput: AnalysisInput {
         return done
     }
 
-    func finish() -> [String] {
+    public func finish() -> [String] {
         guard !finished else { return damage }
         finished = true
         engine.worker.stop()
@@ -159,7 +161,7 @@ final class DecodedMediaInput: AnalysisInput {
 
     /// A decoder's line without the internal node's name, its hint in
     /// `agraph analyze`'s words.
-    static func plain(_ line: String) -> String {
+    public static func plain(_ line: String) -> String {
         var line = line
         for prefix in ["node '\(decoderID)': ", "'\(decoderID)': ", "'\(decoderID)' "] where line.hasPrefix(prefix) {
             line = String(line.dropFirst(prefix.count))

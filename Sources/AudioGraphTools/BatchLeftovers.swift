@@ -12,10 +12,10 @@ import Glibc
 /// such files whose HOST is this machine and whose PID no longer runs, and
 /// says so; files of another machine (a job array sharing the folder) or
 /// of a batch still running are left alone. [main-thread]
-enum BatchLeftovers {
+public enum BatchLeftovers {
     /// This machine's name as it goes into a file name: letters, digits,
     /// `.`, `_` and `-` kept, anything else `_`.
-    static let host: String = {
+    public static let host: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -25,14 +25,14 @@ enum BatchLeftovers {
 
     /// The temporary name of the output `name` in `directory`, for the
     /// batch process `pid`.
-    static func temporary(_ name: String, in directory: String, pid: pid_t = getpid()) -> String {
+    public static func temporary(_ name: String, in directory: String, pid: pid_t = getpid()) -> String {
         directory + "/.\(name).partial-\(host)-\(pid)"
     }
 
     /// A leftover's batch: the PID in `.NAME.partial-HOST-PID` (optionally
     /// followed by a render's `.agraph-XXXXXX.part`), when HOST is this
     /// machine; nil for any other name.
-    static func owner(ofName name: String) -> pid_t? {
+    public static func owner(ofName name: String) -> pid_t? {
         guard name.hasPrefix("."), let m = name.firstMatch(of: #/\.partial-(.+)-([0-9]{1,10})(\.agraph-[A-Za-z0-9]{6}\.part)?$/#),
               String(m.output.1) == host, let pid = pid_t(m.output.2), pid > 0 else { return nil }
         return pid
@@ -40,7 +40,7 @@ enum BatchLeftovers {
 
     /// Removes the leftovers in `directory` of batches of this machine that
     /// no longer run; returns the names removed.
-    static func removeDead(in directory: String) -> [String] {
+    public static func removeDead(in directory: String) -> [String] {
         guard let folder = opendir(directory) else { return [] }
         var names: [String] = []
         while let entry = readdir(folder) {
@@ -62,29 +62,10 @@ enum BatchLeftovers {
     }
 
     /// Whether a process `pid` exists (one of another user counts too).
-    static func isRunning(_ pid: pid_t) -> Bool {
+    public static func isRunning(_ pid: pid_t) -> Bool {
         kill(pid, 0) == 0 || errno == EPERM
     }
 
-    /// Makes this process (an `agraph render` started by a batch) die with
-    /// the batch: `PR_SET_PDEATHSIG` with SIGKILL, so that a batch killed
-    /// with SIGKILL leaves no render running; then, as the parent may have
-    /// died before that, exits at once when it is no longer `parent`.
-    /// prctl is variadic in C, so it is called through dlsym with its
-    /// integer arguments (the x86-64 and AArch64 conventions pass them as
-    /// for a plain function). [main-thread, at the start]
-    static func dieWithParent(_ parent: pid_t) {
-        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-        let PR_SET_PDEATHSIG: Int32 = 1
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") {
-            _ = unsafeBitCast(symbol, to: Prctl.self)(PR_SET_PDEATHSIG, UInt(SIGKILL), 0, 0, 0)
-        }
-        if getppid() != parent {
-            printError("agraph: the batch that started this render (process \(parent), \(parentVariable)) has ended; not rendering")
-            exit(1)
-        }
-    }
-
     /// The environment variable that tells a render its batch's PID.
-    static let parentVariable = "AGRAPH_BATCH_PARENT"
+    public static let parentVariable = "AGRAPH_BATCH_PARENT"
 }

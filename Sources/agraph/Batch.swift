@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioGraph
+import AudioGraphTools
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -107,21 +108,15 @@ struct Batch {
 
     init(_ request: BatchRequest) { self.request = request }
 
-    /// A file sink of the graph, and how its outputs are named and written.
-    struct Sink {
-        var id: String
-        /// The extension the outputs get (the sink path's, as written).
-        var fileExtension: String
-        /// The container, given explicitly to the render (its temporary
-        /// name has no extension).
-        var format: String
-    }
+    typealias Sink = BatchPlan.Sink
+    typealias Item = BatchPlan.Item
 
-    /// One input and the files it becomes.
-    struct Item {
-        var input: String
-        var path: String
-        var outputs: [(sink: String, final: String, temporary: String)]
+    /// The plan's side of the request.
+    var planner: BatchPlan {
+        get throws {
+            BatchPlan(graph: request.graph, outputDir: request.outputDir, overrides: try ParameterOverrides.parse(request.settings),
+                      address: request.address, registry: standardRegistry())
+        }
     }
 
     /// Why one input did not render.
@@ -149,12 +144,19 @@ struct Batch {
     func run() throws {
         let start = MonotonicClock.seconds()
         let cwd = GraphPaths.currentDirectory()
-        let inputs = try expand(request.inputs)
-        guard let first = inputs.first else { throw ExitCode.failure }
-        let graphDirectory = GraphPaths.folder(of: GraphPaths.resolve(request.graph, against: cwd))
-        let (sinks, graphReads) = try graphFiles(firstInput: GraphPaths.resolve(first, against: cwd), graphDirectory: graphDirectory)
+        let planner = try self.planner
+        let inputs: [String], sinks: [Sink], graphReads: [String], all: [Item]
         let directory = GraphPaths.resolve(request.outputDir, against: cwd)
-        let all = try plan(inputs: inputs, sinks: sinks, graphReads: graphReads, directory: directory, cwd: cwd)
+        do {
+            inputs = try planner.expand(request.inputs)
+            guard let first = inputs.first else { throw ExitCode.failure }
+            let graphDirectory = GraphPaths.folder(of: GraphPaths.resolve(request.graph, against: cwd))
+            (sinks, graphReads) = try planner.graphFiles(firstInput: GraphPaths.resolve(first, against: cwd), graphDirectory: graphDirectory)
+            all = try planner.plan(inputs: inputs, sinks: sinks, graphReads: graphReads, directory: directory, cwd: cwd)
+        } catch let refused as BatchPlan.Refused {
+            for line in refused.lines { printError(line) }
+            throw ExitCode.failure
+        }
         let items = request.shard?.select(all) ?? all
         do {
             _ = try FileChecks.createFolders(above: directory + "/.")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioGraph
+import AudioGraphTools
 import AudioGraphJACK
 import AudioGraphPlugins
 import AudioGraphSndFile

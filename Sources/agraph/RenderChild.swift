@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioGraphTools
 #if canImport(Glibc)
 import Glibc
 #endif
