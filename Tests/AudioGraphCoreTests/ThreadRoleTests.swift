@@ -42,24 +42,26 @@ final class ThreadRoleCheckTests: XCTestCase {
         #if !DEBUG
         throw XCTSkip("the checks exist in debug builds only")
         #else
-        // `BackgroundWorker.init` is [main-thread]: the engine makes its worker.
-        onThread(.audio) { _ = BackgroundWorker(jobs: []) }
+        // `BackgroundWorker.start` is [main-thread]: the engine starts its worker.
+        let worker = BackgroundWorker(jobs: [])
+        onThread(.audio) { worker.start() }
         let v = violations()
         XCTAssertEqual(v.count, 1, "one violation: \(v)")
         let first = try XCTUnwrap(v.first)
-        XCTAssertEqual("\(first.function)", "init(jobs:idleTimeout:)")
+        XCTAssertEqual("\(first.function)", "start()")
         XCTAssertEqual("\(first.file)", "AudioGraphCore/BackgroundWorker.swift")
         XCTAssertEqual(first.expected, ThreadRoles(.main))
         XCTAssertEqual(first.actual, .audio)
-        XCTAssertTrue(first.description.contains("init(jobs:idleTimeout:)") && first.description.contains("[main-thread]")
+        XCTAssertTrue(first.description.contains("start()") && first.description.contains("[main-thread]")
                       && first.description.contains("audio-thread"), first.description)
         #endif
     }
 
     func testTheSameCallFromTheMainThreadPasses() {
         XCTAssertNil(ThreadRole.marked, "the test thread never marked itself")
-        _ = BackgroundWorker(jobs: [])
-        onThread(nil) { _ = BackgroundWorker(jobs: []) }
+        let worker = BackgroundWorker(jobs: [])
+        worker.start()
+        onThread(nil) { worker.start() }
         XCTAssertEqual(violations().count, 0)
     }
 
@@ -115,7 +117,8 @@ final class ThreadRoleCheckTests: XCTestCase {
         #else
         if getenv("AGRAPH_TEST_THREAD_ROLE_TRAP") != nil {
             ThreadRole.violationHandler = nil
-            onThread(.audio) { _ = BackgroundWorker(jobs: []) }
+            let worker = BackgroundWorker(jobs: [])
+            onThread(.audio) { worker.start() }
             XCTFail("the check did not trap")
             return
         }
@@ -129,7 +132,7 @@ final class ThreadRoleCheckTests: XCTestCase {
         let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         XCTAssertTrue([SIGILL, SIGTRAP].contains(child.terminationStatus),
                       "the child died of a trap, not status \(child.terminationStatus):\n\(stderr.suffix(2000))")
-        XCTAssertTrue(stderr.contains("thread role violation: init(jobs:idleTimeout:) (AudioGraphCore/BackgroundWorker.swift:"),
+        XCTAssertTrue(stderr.contains("thread role violation: start() (AudioGraphCore/BackgroundWorker.swift:"),
                       String(stderr.suffix(2000)))
         XCTAssertTrue(stderr.contains("is [main-thread], called on a thread marked audio-thread"), String(stderr.suffix(2000)))
         #endif
