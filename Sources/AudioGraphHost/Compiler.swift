@@ -113,6 +113,7 @@ public final class CompiledGraph: @unchecked Sendable {
         let c = try change(handle, value)
         if !engine.post(c) { throw ParameterError(description: "the parameter queue is full; try again") }
         valuesLock.withLock { $0[handle.address.description] = value }
+        valuesSet.add(1, ordering: .releasing)
     }
 
     /// Queues a change for the next block. [main-thread | owner-thread | control-thread]
@@ -122,6 +123,9 @@ public final class CompiledGraph: @unchecked Sendable {
 
     /// The live values set, by address (`node.param`, `node.param[i]`).
     let valuesLock = Locked<[String: Double]>([:])
+    /// How many live values were set: a monitor reads `liveValues` again
+    /// only when it moved.
+    let valuesSet = Atomic<Int>(0)
 
     /// The number a word stands for at `handle`: a number, true/false/on/off,
     /// or the name of one of a choice parameter's options (its index).

@@ -9,6 +9,7 @@
 
 import AudioGraphCore
 import GraphFile
+import Synchronization
 
 /// Something that happened in a running graph, as every front end sees it.
 public enum GraphEvent: Sendable, Equatable {
@@ -49,6 +50,10 @@ public enum GraphEvent: Sendable, Equatable {
     case reloaded(ReloadReport)
     /// The graph was paused (true) or plays again (false).
     case paused(Bool)
+    /// A live parameter was set (by any front end) to a value other than
+    /// the one seen at the last poll: its address and value, one event per
+    /// parameter per poll, by address.
+    case parameter(address: String, value: Double)
 }
 
 /// What a host shows its monitor at each poll.
@@ -142,6 +147,10 @@ public final class GraphMonitor: @unchecked Sendable {
         var underruns: [(id: String, node: any UnderrunCounting, seen: Int)] = []
         var drops: [(id: String, node: any DropCounting, seen: Int)] = []
         var engine: Engine?
+        /// The graph whose live values are watched, and what was seen of them.
+        var compiled: CompiledGraph?
+        var valuesSet = 0
+        var values: [String: Double] = [:]
         var ended = false
         var counters = HostCounters()
         var shutdownReported = false
@@ -221,6 +230,12 @@ public final class GraphMonitor: @unchecked Sendable {
             if s.engine !== engine {
                 s.engine = engine
                 s.ended = false
+            }
+            if s.compiled !== compiled {
+                // Values set before (a reload's resets) are where it starts.
+                s.compiled = compiled
+                s.valuesSet = compiled.valuesSet.load(ordering: .acquiring)
+                s.values = compiled.liveValues
             }
         }
     }
@@ -310,6 +325,17 @@ public final class GraphMonitor: @unchecked Sendable {
                 out.append(.reading(node: s.readings[i].id, name: name, value: v))
             }
         }
+        if let compiled = s.compiled {
+            let set = compiled.valuesSet.load(ordering: .acquiring)
+            if set != s.valuesSet {
+                s.valuesSet = set
+                let now = compiled.liveValues
+                for (address, v) in now.sorted(by: { $0.key < $1.key }) where s.values[address] != v {
+                    out.append(.parameter(address: address, value: v))
+                }
+                s.values = now
+            }
+        }
         if !s.ended, (s.engine?.isFinished ?? false) || (c?.finished ?? false) {
             s.ended = true
             out.append(.endOfStream)
@@ -350,10 +376,12 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// A cursor that takes the events from now on: the monitor polls first,
     /// so what happened before the subscription is not an event for it.
-    /// [main-thread | owner-thread | control-thread; takes a lock]
-    public func subscribe() -> GraphEventCursor {
+    /// `includingKept`: from the oldest event the monitor still keeps
+    /// instead (a reader that comes late to a graph that runs, such as the
+    /// console's playlist lines). [main-thread | owner-thread | control-thread; takes a lock]
+    public func subscribe(includingKept: Bool = false) -> GraphEventCursor {
         poll()
-        return GraphEventCursor(next: log.withLock { $0.end })
+        return GraphEventCursor(next: log.withLock { includingKept ? $0.first : $0.end })
     }
 
     /// The events `cursor` has not taken yet, oldest first; advances it.

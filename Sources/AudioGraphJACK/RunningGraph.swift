@@ -102,7 +102,8 @@ public final class RunningGraph: @unchecked Sendable {
     /// What `events` carries: the graph monitor's events (`GraphEvent`:
     /// xruns, underruns, dropped frames, the end, the period, connections,
     /// shutdown and reconnection, the route, latency, meters, playlists,
-    /// readings, reloads, pause), the same values every front end gets.
+    /// readings, reloads, pause, live parameter values), the same values
+    /// every front end gets.
     public typealias Event = GraphEvent
 
     /// Where the graph is: position, peaks (over the last 0.25–0.5 s, not reset
@@ -272,6 +273,9 @@ public final class RunningGraph: @unchecked Sendable {
             transport.compiled.withLock { $0 = next }
             current.withLock { $0 = (next, ControlSurface(compiled: next, host: transport)) }
             guard let swap else {
+                // The same engine under the new graph: no swap for the
+                // monitor to follow, so it follows here.
+                monitor.follow(next)
                 let report = ReloadReport(diff: diff, swapped: false)
                 monitor.post(.reloaded(report))
                 return report

@@ -24,7 +24,9 @@ public final class Console {
     public var input: LineReader
     public private(set) var quitRequested = false
     private var lastStatus = 0.0
-    private var playlistCursor = PlaylistEventCursor()
+    /// The graph monitor the console reads its playlist lines from, and
+    /// its place in it.
+    private var eventFeed: (monitor: GraphMonitor, cursor: GraphEventCursor)?
     private var statusShown = false
     /// Runs `reload [FILE]`; without one, the line goes to the control
     /// surface (which refuses it).
@@ -115,9 +117,18 @@ public final class Console {
     }
 
     /// Playlist items that started, ended, were skipped or failed since
-    /// the last call, one line each on the reply stream (`pl: item 1 started: PATH`).
+    /// the last call, one line each on the reply stream (`pl: item 1 started: PATH`):
+    /// the graph monitor's playlist events (it polls it first), from the
+    /// oldest it keeps at the first call.
     public func printPlaylistEvents() {
-        let events = target.control.playlistEvents(since: &playlistCursor)
+        let monitor = target.control.monitor
+        if eventFeed?.monitor !== monitor { eventFeed = (monitor, monitor.subscribe(includingKept: true)) }
+        guard var feed = eventFeed else { return }
+        monitor.poll()
+        let events = monitor.events(since: &feed.cursor).compactMap { e -> PlaylistEvent? in
+            if case .playlist(let p) = e { p } else { nil }
+        }
+        eventFeed = feed
         guard !events.isEmpty else { return }
         clearLine()
         for e in events { output.writeOut(e.description + "\n") }

@@ -32,6 +32,9 @@ public final class NSMSession {
     private var saved: [String: Double] = [:]
     private var seen: [String: Double] = [:]
     private var lastLook = 0.0
+    /// The graph monitor whose parameter and reload events say when to look
+    /// at the live values again, and the session's place in it.
+    private var eventFeed: (monitor: GraphMonitor, cursor: GraphEventCursor)?
     /// The command line's `--set` values: part of what plays, so part of
     /// what a save writes.
     private var overrides: [ParameterOverride] = []
@@ -194,6 +197,25 @@ public final class NSMSession {
         let now = MonotonicClock.seconds()
         guard now - lastLook >= 0.05 else { return }
         lastLook = now
+        // The values are looked at when the monitor saw one set or a
+        // reload, not every time.
+        let monitor = live.monitor
+        var look = false
+        if eventFeed?.monitor !== monitor {
+            eventFeed = (monitor, monitor.subscribe())
+            look = true
+        }
+        guard var feed = eventFeed else { return }
+        monitor.poll()
+        let missed = feed.cursor.missed
+        look = monitor.events(since: &feed.cursor).contains { e in
+            switch e {
+            case .parameter, .reloaded: true
+            default: false
+            }
+        } || look || feed.cursor.missed > missed
+        eventFeed = feed
+        guard look else { return }
         let values = Self.liveValues(live.compiled)
         if values != seen {
             seen = values

@@ -608,7 +608,8 @@ extension OSCService {
         case .paused(let paused): return OSCMessage("/agraph/event/state", [.string(paused ? "paused" : "playing")])
         case .endOfStream: return OSCMessage("/agraph/event/end")
         case .shutdown: return OSCMessage("/agraph/event/shutdown")
-        case .dropped, .bufferSize, .connection, .reconnected, .route, .latencyNotAligned, .meter, .reloaded: return nil
+        case .dropped, .bufferSize, .connection, .reconnected, .route, .latencyNotAligned, .meter, .reloaded, .parameter:
+            return nil
         }
     }
 }

@@ -199,6 +199,28 @@ final class GraphMonitorTests: XCTestCase {
         XCTAssertEqual(monitor.events(since: &cursor), [.underrun(node: "src", total: 3), .underrun(node: "src", total: 4)])
     }
 
+    /// A live value set by any front end is one `.parameter` event at the
+    /// next poll (the NSM session's dirty state follows them); setting the
+    /// value it already has is none.
+    func testLiveValuesSetBecomeParameterEvents() throws {
+        let compiled = try compileBuiltIn(ControlSurfaceHardeningTests.graph, file: "hardening.json", maxFrames: 256)
+        let surface = ControlSurface(compiled: compiled, host: OfflineHost())
+        let monitor = surface.monitor
+        XCTAssertTrue(monitor === surface.monitor, "one monitor per surface")
+        var cursor = monitor.subscribe()
+        try surface.set("g.gain", -6)
+        try surface.set(try surface.resolve("f.q"), 2)
+        monitor.poll()
+        XCTAssertEqual(monitor.events(since: &cursor), [.parameter(address: "f.q", value: 2), .parameter(address: "g.gain", value: -6)])
+        try surface.set("g.gain", -6)
+        monitor.poll()
+        XCTAssertEqual(monitor.events(since: &cursor), [])
+        XCTAssertEqual(surface.execute(line: "set g.gain -3"), .success(.set(ParameterReading(
+            address: ParameterAddress(node: "g", parameter: "gain"), value: -3, word: "-3"))))
+        monitor.poll()
+        XCTAssertEqual(monitor.events(since: &cursor), [.parameter(address: "g.gain", value: -3)])
+    }
+
     // MARK: handles
 
     static let gainGraph = """
