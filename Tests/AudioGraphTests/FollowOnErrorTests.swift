@@ -1,5 +1,6 @@
 import AudioGraph
 import Foundation
+import TestSupport
 import XCTest
 
 /// Issue 22, item 14: an error is reported once; what only follows from
@@ -48,6 +49,31 @@ final class FollowOnErrorTests: XCTestCase {
         // A real link error beside it is still reported.
         let typo = json.replacingOccurrences(of: #"{"from": "g", "to": "out"}"#, with: #"{"from": "g", "to": "out:inn"}"#)
         XCTAssertEqual(errors(typo).count, 2, errors(typo).map(\.description).joined(separator: "\n"))
+    }
+
+    /// Issue 23: media → ffmpeg → file-out with the ffmpeg plugin not
+    /// built: one error, on the ffmpeg node's type, naming the product to
+    /// build; nothing about file-out's input, although its link is there.
+    func testAnUnbuiltPluginOfThisPackageIsOneError() throws {
+        // A real AAC file: the media source itself is valid.
+        let song = TestMedia.packageRoot + "/Graphs/media/tone-440.m4a"
+        let json = """
+            {"format": "agraph/1", "nodes": [
+              {"id": "song", "type": "media", "params": {"path": "\(song)"}}, {"id": "aac", "type": "ffmpeg"},
+              {"id": "out", "type": "file-out", "params": {"path": "out.wav"}}],
+             "links": [{"from": "song", "to": "aac"}, {"from": "aac", "to": "out"}]}
+            """
+        let found = errors(json)
+        XCTAssertEqual(found.count, 1, found.map(\.description).joined(separator: "\n"))
+        XCTAssertEqual(found.first?.pointer.display, "/nodes/1/type")
+        XCTAssertEqual(found.first?.nodeID, "aac")
+        let message = found.first?.message ?? ""
+        XCTAssertTrue(message.hasPrefix("unknown node type \"ffmpeg\": it comes from the plugin product AGraphFFmpegPlugin"), message)
+        XCTAssertTrue(message.contains("swift build --product AGraphFFmpegPlugin"), message)
+        // No warning either: the media source's output is not "going nowhere".
+        if case .failure(let e) = GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "g.json", directory: "/tmp") {
+            XCTAssertEqual(e.diagnostics.filter { $0.severity == .warning }.map(\.description), [])
+        }
     }
 
     /// An input count of the wrong type is one error too.

@@ -41,3 +41,58 @@ final class UnknownNodeMessageTests: XCTestCase {
         XCTAssertEqual(e.message, "no node 'zzz'; nodes: src, g0, g1, g2, out")
     }
 }
+
+/// Issue 23: an unknown node type that a plugin of this package provides
+/// (`ffmpeg` with AGraphFFmpegPlugin not built) says which product to
+/// build, from one table (PackagePlugins) that matches what the products
+/// really provide.
+final class UnknownPluginTypeMessageTests: XCTestCase {
+    func errors(_ json: String, registry: NodeRegistry = .builtIn) -> [Diagnostic] {
+        switch GraphValidator(registry: registry).validate(bytes: Array(json.utf8), file: "g.json", directory: "/tmp") {
+        case .success: XCTFail("should not validate"); return []
+        case .failure(let e): return e.errors
+        }
+    }
+
+    func testAPluginTypeOfThisPackageNamesItsProduct() throws {
+        for (type, product) in [("ffmpeg", "AGraphFFmpegPlugin"), ("daa", "AGraphDAAPlugin"),
+                                ("com.example.crossfeed", "AGraphCrossfeedPlugin"),
+                                ("com.example.ducker", "AGraphExamplePlugin")] {
+            var registry = NodeRegistry.builtIn
+            registry.unavailableNote = "plugins searched: /nowhere"
+            let found = errors(#"{"format": "agraph/1", "nodes": [{"id": "x", "type": "\#(type)"}], "links": []}"#,
+                               registry: registry)
+            XCTAssertEqual(found.count, 1, found.map(\.description).joined(separator: "\n"))
+            XCTAssertEqual(found.first?.pointer.display, "/nodes/0/type")
+            XCTAssertEqual(found.first?.message,
+                           "unknown node type \"\(type)\": it comes from the plugin product \(product) of this package; "
+                           + "build it with `swift build --product \(product)` (or scripts/demo), or put the folder "
+                           + "holding lib\(product).so on AGRAPH_PLUGIN_PATH; plugins searched: /nowhere")
+        }
+    }
+
+    /// Any other unknown type keeps the suggestion and the list of known types.
+    func testAnotherUnknownTypeStillListsTheKnownTypes() throws {
+        let found = errors(#"{"format": "agraph/1", "nodes": [{"id": "x", "type": "gian"}], "links": []}"#)
+        XCTAssertEqual(found.count, 1)
+        let message = try XCTUnwrap(found.first?.message)
+        XCTAssertTrue(message.hasPrefix("unknown node type \"gian\"; did you mean \"gain\"? known types: test-tone,"), message)
+        XCTAssertFalse(message.contains("--product"), message)
+    }
+
+    /// The table is what the built products provide: each library loads
+    /// and gives exactly the type ids listed for it, and no two products
+    /// list one type.
+    func testTheTableMatchesTheBuiltPlugins() throws {
+        var seen: Set<String> = []
+        for product in PackagePlugins.products {
+            var catalog = PluginCatalog()
+            catalog.loadLibrary(try BuiltPlugins.path(product.fileName))
+            XCTAssertEqual(catalog.failures.map(\.description), [], product.name)
+            XCTAssertEqual(catalog.plugins.first?.typeIDs, product.typeIDs, product.name)
+            for id in product.typeIDs { XCTAssertTrue(seen.insert(id).inserted, "\(id) listed twice") }
+            for id in product.typeIDs { XCTAssertEqual(PackagePlugins.product(providing: id)?.name, product.name) }
+        }
+        XCTAssertNil(PackagePlugins.product(providing: "gain"))
+    }
+}
