@@ -6,7 +6,8 @@ import Foundation
 /// graph that exists is one `agraph render` would accept.
 ///
 /// Immutable; rendering it does not change it (each render builds its own
-/// nodes), so one graph may be rendered many times.
+/// nodes), so one graph may be rendered many times. Its properties may
+/// be read on any thread. [any-thread]
 public final class Graph: Sendable {
     /// The validated graph model: nodes in processing order, parameters
     /// typed and defaulted, every stream's format known (for code that
@@ -33,8 +34,9 @@ public final class Graph: Sendable {
     /// resolve against its folder, as for `agraph render`.
     /// - Throws: `GraphError.invalid` with the diagnostics `agraph
     ///   validate` prints (a file that cannot be read is one of them).
-    /// [control-thread: any thread but the audio or a worker thread; blocks it]
+    /// [main-thread; any thread of the program's own, not the audio or a worker thread]
     public convenience init(contentsOf url: URL, registry: NodeRegistry) throws(GraphError) {
+        ThreadRole.check(.main)
         guard url.isFileURL else { throw GraphError.notAFile(url) }
         let path = url.path
         let validator = GraphValidator(registry: registry)
@@ -60,9 +62,10 @@ public final class Graph: Sendable {
     ///   - file: the name diagnostics give the document.
     ///   - directory: where relative paths in it resolve (default: the
     ///     working directory).
-    /// [control-thread]
+    /// [main-thread]
     public convenience init(jsonText: String, registry: NodeRegistry, file: String = "graph.json",
                             directory: URL? = nil) throws(GraphError) {
+        ThreadRole.check(.main)
         let folder = directory.map { GraphPaths.resolve($0.path, against: GraphPaths.currentDirectory()) }
             ?? GraphPaths.currentDirectory()
         let result = GraphValidator(registry: registry).validate(bytes: Array(jsonText.utf8), file: file, directory: folder)

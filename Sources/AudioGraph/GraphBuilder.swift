@@ -16,7 +16,7 @@ import Foundation
 /// let graph = try b.build(registry: .standard())
 /// ```
 ///
-/// A value type: copies are independent. [any-thread; `build` is control-thread]
+/// A value type: copies are independent. [any-thread]
 public struct GraphBuilder: Sendable {
     /// A node added to a builder: what `link` takes.
     public struct Node: Sendable, Hashable {
@@ -119,8 +119,9 @@ public struct GraphBuilder: Sendable {
     /// relative paths resolve against it).
     /// - Throws: `GraphError.invalid` with the validator's diagnostics,
     ///   whose JSON pointers point into `jsonText`.
-    /// [control-thread: any thread but the audio or a worker thread]
+    /// [main-thread; any thread of the program's own, not the audio or a worker thread]
     public func build(registry: NodeRegistry, directory: URL? = nil) throws(GraphError) -> Graph {
+        ThreadRole.check(.main)
         let (text, nonFinite) = document()
         let file = fileName
         if !nonFinite.isEmpty {

@@ -87,7 +87,7 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         case .noSink: "add a sink (null, file-out) and link what to render to it"
         case .unknownSink(_, let sinks), .severalSinks(let sinks): "choose one of \(sinks.joined(separator: ", ")) with RenderOptions(sink:)"
         case .notAudio: "choose a sink that receives audio, or decode the stream before it (an ffmpeg node)"
-        case .output: "write to another file: a .wav or .flac path in a folder you can write, not read or written by the graph"
+        case .output: "write to another file: a sound file path (.wav, .flac…) in a folder you can write, not one the graph reads or writes"
         case .setup: "fix what the message names (a file, a plugin, a parameter) and render again"
         case .failed: "fix or replace the input the messages name; onError \"skip\" on the source renders damaged input anyway"
         case .cancelled: "render again when wanted"

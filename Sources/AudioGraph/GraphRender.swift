@@ -49,7 +49,8 @@ public struct RenderOptions: Sendable {
     public var blockFrames: Int
     /// Cancels the render from another thread.
     public var cancellation: RenderCancellation?
-    /// Called between blocks on the rendering thread (keep it short).
+    /// Called between blocks on the thread that renders (the caller's,
+    /// marked audio-thread while it renders; keep it short).
     public var progress: (@Sendable (RenderProgress) -> Void)?
 
     public init(sink: String? = nil, blockFrames: Int = 1024, cancellation: RenderCancellation? = nil,
@@ -100,11 +101,12 @@ extension Graph {
     /// - Parameter seconds: stop after this long; nil: when every source
     ///   ends (a graph with an endless source needs it).
     /// - Throws: `RenderError`; when cancelled, no output file is left.
-    /// [control-thread: blocks the calling thread (not the audio or a
-    /// worker thread) until done]
+    /// [main-thread; blocks the calling thread (any of the program's own,
+    /// not the audio or a worker thread) until done]
     @discardableResult
     public func render(to url: URL, seconds: Double? = nil, options: RenderOptions = RenderOptions())
         throws(RenderError) -> RenderSummary {
+        ThreadRole.check(.main)
         guard url.isFileURL else { throw RenderError.output(path: url.absoluteString, reason: "not a file URL") }
         let path = GraphPaths.resolve(url.path, against: GraphPaths.currentDirectory())
         let sink = try chooseSink(options.sink)
@@ -124,8 +126,9 @@ extension Graph {
     /// - Parameter seconds: stop after this long; nil: when every source
     ///   ends (a graph with an endless source needs it).
     /// - Throws: `RenderError`; when cancelled, no output file is left.
-    /// [control-thread: blocks the calling thread until done]
+    /// [main-thread; blocks the calling thread until done]
     public func render(seconds: Double? = nil, options: RenderOptions = RenderOptions()) throws(RenderError) -> RenderedAudio {
+        ThreadRole.check(.main)
         let sink = try chooseSink(options.sink)
         guard let source = sink.inputs.first, let port = sink.inputSourcePorts.first, let format = sink.inputFormats.first else {
             throw RenderError.notAudio(sink: sink.id, reason: "nothing is linked to it")
@@ -177,7 +180,8 @@ extension Graph {
         var samples: [[Float]]
         init(channels: Int) { samples = Array(repeating: [], count: channels) }
 
-        /// Appends the block `capture` holds, de-interleaved. [between blocks]
+        /// Appends the block `capture` holds, de-interleaved.
+        /// [audio-thread; the offline render's, between blocks]
         func take(_ capture: BlockCapture) {
             guard let (p, n) = capture.take() else { return }
             let k = samples.count
@@ -267,7 +271,7 @@ extension Graph {
 /// The output files of a graph (`.outputPath` parameters) and the partial
 /// files beside them (`NAME.agraph-XXXXXX.part`, see `PendingOutput`)
 /// that were there before a render: a cancelled render removes the ones
-/// it made. [control-thread]
+/// it made. [main-thread]
 struct PartialOutputs {
     /// Per output: its folder, the partial names' prefix, those present.
     private var outputs: [(folder: String, prefix: String, before: Set<String>)] = []

@@ -3,8 +3,9 @@ extension ValidatedGraph {
     /// long it is (a tone's `duration`, a `file`'s length less its `start`,
     /// the `end` less the `start` of a source that stops there, like
     /// `media`): the longest of them. nil when a source's length is not
-    /// known. [control-thread: opens the graph's input files]
+    /// known. [main-thread; opens the graph's input files]
     public var knownSeconds: Double? {
+        ThreadRole.check(.main)
         var longest = 0.0
         for n in nodes where n.inputs.isEmpty {
             if let seconds = n.parameters.number("duration") {

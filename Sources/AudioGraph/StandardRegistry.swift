@@ -34,18 +34,20 @@ extension NodeRegistry {
     /// - Throws: only when a folder of `pluginFolders` is not a readable
     ///   folder (a folder in `AGRAPH_PLUGIN_PATH` that is missing is listed
     ///   as searched, as `agraph` does).
-    /// [main-thread or control-thread: loading a plugin runs its init]
+    /// [main-thread; loading a plugin runs its init]
     public static func standard(pluginFolders: [String] = []) throws(RegistryError) -> NodeRegistry {
-        try standardWithReport(pluginFolders: pluginFolders).registry
+        ThreadRole.check(.main)
+        return try standardWithReport(pluginFolders: pluginFolders).registry
     }
 
     /// `standard(pluginFolders:)` and the plugin search's report: the
     /// folders searched, the plugins loaded and their node types
     /// (`report.plugins`), and every library or type that failed and why
     /// (`report.failures`; `report.note` says it in one line).
-    /// [main-thread or control-thread]
+    /// [main-thread; loading a plugin runs its init]
     public static func standardWithReport(pluginFolders: [String] = []) throws(RegistryError)
         -> (registry: NodeRegistry, pluginReport: PluginCatalog) {
+        ThreadRole.check(.main)
         for folder in pluginFolders {
             var st = stat()
             guard stat(folder, &st) == 0 else {
