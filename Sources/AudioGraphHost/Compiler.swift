@@ -29,7 +29,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// graph may have tens of thousands of nodes).
     private let nodeIndex: [String: Int]
 
-    /// The graph's node named `id`. [any thread]
+    /// The graph's node named `id`. [any-thread]
     public func graphNode(_ id: String) -> ValidatedGraph.Node? { nodeIndex[id].map { graph.nodes[$0] } }
 
     /// A parameter address that did not resolve, or a value out of range.

@@ -22,7 +22,7 @@ import Glibc
 ///   stays within `limit` + 1 bytes however long the line is.
 /// - Bytes that are not UTF-8 become U+FFFD in the line's text.
 ///
-/// [any thread; one owner at a time]
+/// [any-thread; the object's owning thread]
 public struct LineSplitter: Sendable {
     /// The default line limit: 64 KiB.
     public static let defaultLimit = 65_536
@@ -164,7 +164,7 @@ public struct ControlLineError: Error, Sendable, Equatable, CustomStringConverti
     public var description: String { message }
 }
 
-/// Parses the live console's command lines. [any thread]
+/// Parses the live console's command lines. [any-thread]
 public enum ControlLine {
     /// The commands, one a line, as `help` shows them.
     public static let help = """
@@ -252,7 +252,7 @@ public enum ControlLine {
 
     /// `word` as a number, or nil. Swift's `Double(_:)` reads its text as a
     /// C string and stops at a NUL ("-3\0garbage" reads -3): a word with a
-    /// NUL in it is no number here. [any thread]
+    /// NUL in it is no number here. [any-thread]
     public static func number(_ word: some StringProtocol) -> Double? {
         guard !word.utf8.contains(0) else { return nil }
         return Double(word)

@@ -24,8 +24,8 @@ public struct ParameterAddress: Sendable, Hashable, CustomStringConvertible {
         self.element = element
     }
 
-    /// Parses `node.param` or `node.param[i]` (i a whole number ≥ 0).
-    /// [any thread]
+    /// Parses `node.param` or `node.param[i]` (i a whole number ≥ 0): the
+    /// one parser of parameter addresses. [any-thread]
     public init(parsing text: String) throws(ControlError) {
         guard let dot = text.firstIndex(of: "."), dot != text.startIndex, text.index(after: dot) != text.endIndex else {
             throw ControlError("'\(ControlLine.quoted(Substring(text)))' is not a parameter address: write node.param or node.param[i]")
@@ -158,7 +158,7 @@ public struct GraphStatus: Sendable, Equatable {
     }
 
     /// This status with the source rates converted to `graphRate` (each
-    /// rate once, in order). [any thread]
+    /// rate once, in order). [any-thread]
     public func with(resampledFrom rates: [Double], graphRate: Double) -> GraphStatus {
         var s = self
         s.resampledFrom = Array(Set(rates)).sorted()
@@ -218,7 +218,7 @@ public enum ControlReply: Sendable, Equatable {
 }
 
 /// What the host of a running graph supplies to its control surface.
-/// [the methods: any control thread]
+/// [main-thread | owner-thread | control-thread]
 public protocol ControlHost: AnyObject, Sendable {
     /// Outputs silence and holds every source where it is.
     func pause()

@@ -44,7 +44,7 @@ final class JACKSession: @unchecked Sendable {
     /// runtime nodes. [owner-thread]
     private(set) var followers: [(id: String, node: any TransportFollowing)] = []
     /// The transport (nil when nothing follows it) and the followers' ids,
-    /// for `status`. [owner-thread writes, any thread reads]
+    /// for `status`: the owner thread writes it. [any-thread; takes a lock]
     let following = Locked<(transport: JACKTransport?, ids: [String])>((nil, []))
     /// The graph's monitor: the session posts what only it sees (routes,
     /// reconnections, connections it could not make) and shows it its
@@ -81,9 +81,9 @@ final class JACKSession: @unchecked Sendable {
     /// The metering window, in ticks (the owner thread ticks every 0.25 s
     /// at most, and whenever JACK's callbacks wake it).
     static let peakTicks = 2
-    /// Peaks over the window, published for `status`. [any thread reads]
+    /// Peaks over the window, published for `status`. [any-thread; takes a lock]
     let peaks = Locked<[PortPeak]>([])
-    /// JACK's DSP load (Double bits), read at each tick. [any thread reads]
+    /// JACK's DSP load (Double bits), read at each tick. [any-thread]
     let cpuLoad = Atomic<UInt64>(0)
 
     /// Finds or starts a server, opens a client, compiles the graph,
