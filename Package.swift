@@ -54,13 +54,14 @@
 //   AudioGraphTools    the offline commands' logic: `render --each` planning and leftovers,
 //                      the ABX trials and their scoring, `analyze`'s loudness measurement
 // Plugins
-//   CAGraphPlugin      the plugin ABI header (agraph_plugin.h), the single source of truth
+//   CAGraphPlugin      the plugin ABI 2.0: the core header (agraph/plugin.h) and one header
+//                      per extension (ext/*.h), the single source of truth
 //   AudioGraphPlugins  loader, host extensions, decoder host, conformance check
 //   AGraphPluginKit    write plugins in Swift
 //   CAGraphAllocCount  C: per-thread allocation counting for `agraph check-plugin` and the tests
 //   ExamplePlugin, PCMFramesPlugin, DAAPlugin   the plugins shipped (Plugins/)
-//   CrossfeedPlugin    a renderer as a plugin: headphone crossfeed (ABI 1.4
-//                      input layout tags, a virtualizing node type)
+//   CrossfeedPlugin    a renderer as a plugin: headphone crossfeed (input layout tags,
+//                      a virtualizing node type)
 // Tools
 //   agraph             the command-line tool
 //   agraph-bench       benchmarks (run in release)
