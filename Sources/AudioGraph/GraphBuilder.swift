@@ -111,18 +111,25 @@ public struct GraphBuilder: Sendable {
     /// The graph document: a graph file (`format` `agraph/1`), nodes in
     /// the order added, parameters sorted by name, links in the order made.
     /// A number that JSON cannot hold (NaN, an infinity) is written as
-    /// `null`, which `build` reports. [any-thread]
+    /// `null`, which `build` reports. The built graph's `jsonText` is this,
+    /// plus the sinks `build` adds to a graph that has none. [any-thread]
     public var jsonText: String { document().text }
 
     /// Writes `jsonText` and validates it with `registry`, as a graph file
     /// named `NAME.json` in `directory` (default: the working directory;
     /// relative paths resolve against it).
+    ///
+    /// A graph without any sink (a chain built to be rendered into
+    /// memory, `tone → gain`) gets a `null` sink behind each node whose
+    /// output is linked nowhere (`g-sink` behind `g`); the graph's
+    /// `jsonText` shows them. A graph with a sink is written as built, and
+    /// an output linked nowhere gets the file's warning.
     /// - Throws: `GraphError.invalid` with the validator's diagnostics,
     ///   whose JSON pointers point into `jsonText`.
     /// [main-thread; any thread of the program's own, not the audio or a worker thread]
     public func build(registry: NodeRegistry, directory: URL? = nil) throws(GraphError) -> Graph {
         ThreadRole.check(.main)
-        let (text, nonFinite) = document()
+        let (text, nonFinite) = withSinks(registry).document()
         let file = fileName
         if !nonFinite.isEmpty {
             // JSON has no NaN or infinity: said where, as the validator would.
@@ -133,6 +140,22 @@ public struct GraphBuilder: Sendable {
             throw GraphError.invalid(file: file, diagnostics: diagnostics)
         }
         return try Graph(jsonText: text, registry: registry, file: file, directory: directory)
+    }
+
+    /// This builder, when none of its nodes is a sink, with a `null` sink
+    /// behind each node of a known type whose output is linked nowhere.
+    func withSinks(_ registry: NodeRegistry) -> GraphBuilder {
+        let roles = nodes.map { registry[$0.type]?.descriptor.role }
+        guard !roles.contains(.sink) else { return self }
+        var b = self
+        let feeding = Set(links.map { $0.from.split(separator: ":", maxSplits: 1).first.map(String.init) ?? $0.from })
+        for (i, n) in nodes.enumerated() where roles[i] != nil && !feeding.contains(n.id) {
+            var id = n.id + "-sink"
+            while b.nodes.contains(where: { $0.id == id }) { id += "_" }
+            b.nodes.append(NodeEntry(id: id, type: "null", params: [:], description: nil))
+            b.links.append(LinkEntry(from: n.id, to: id))
+        }
+        return b
     }
 
     /// The name diagnostics give the document: `NAME.json`.

@@ -137,6 +137,18 @@ final class SwiftAPITests: XCTestCase {
             XCTAssertEqual(o.channels.count, a.channels.count)
             for c in a.channels.indices { XCTAssertNil(firstMismatch(a.channels[c], o.channels[c])) }
         }
+        // The issue's chain, no sink: one is added behind the gain, shown in jsonText.
+        var issue = GraphBuilder(name: "chain", sampleRate: 48000)
+        let issueTone = issue.node("test-tone", id: "tone", params: ["frequency": 997, "level": -20, "channels": 2, "duration": 1])
+        let issueGain = issue.node("gain", id: "g", params: ["gain": -6])
+        issue.link(issueTone, to: issueGain)
+        let chain = try issue.build(registry: registry)
+        XCTAssertEqual(chain.nodeIDs, ["tone", "g", "g-sink"])
+        XCTAssertEqual(chain.sinkIDs, ["g-sink"])
+        XCTAssertEqual(try Graph(jsonText: chain.jsonText, registry: registry).nodeIDs, chain.nodeIDs)
+        let chainAudio = try chain.render()
+        XCTAssertEqual(chainAudio.frameCount, 48000)
+        XCTAssertEqual(SignalAnalysis.dBFS(SignalAnalysis.peak(chainAudio.channels[1])), -26, accuracy: 0.05)
         // Non-literal values and lists.
         var m = GraphBuilder(name: "mixed")
         let level = -12.0
