@@ -124,18 +124,20 @@ public final class BackgroundWorker: @unchecked Sendable {
         return false
     }
 
-    /// Blocks until every job can run `frames` frames. [control-thread; offline only]
+    /// Blocks until every job can run `frames` frames. [main-thread | audio-thread |
+    /// control-thread; offline only: an offline render waits on the thread that renders]
     public func waitUntilReady(frames: Int) {
-        ThreadRole.check(.control)
+        ThreadRole.check(.main, .audio, .control)
         _ = waitUntilReady(frames: frames, unless: { false })
     }
 
     /// Blocks until every job can run `frames` frames, or until `stop`
     /// returns true (asked about every 10 ms, so that SIGINT or SIGTERM
     /// ends a wait for a job that never gets ready); returns whether every
-    /// job is ready. [control-thread; offline only]
+    /// job is ready. [main-thread | audio-thread | control-thread; offline only: an offline
+    /// render waits on the thread that renders, a live start on the owner thread]
     public func waitUntilReady(frames: Int, unless stop: () -> Bool) -> Bool {
-        ThreadRole.check(.control)
+        ThreadRole.check(.main, .audio, .control)
         if jobs.allSatisfy({ $0.isReady(forFrames: frames) }) { return true }
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
