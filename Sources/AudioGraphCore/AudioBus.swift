@@ -144,9 +144,10 @@ public final class BusPool: @unchecked Sendable {
     }
 
     /// Lays the channels out for blocks of `frames` (≤ capacity). Bus
-    /// contents do not survive it. [audio-thread; between blocks]
+    /// contents do not survive it. [audio-thread | main-thread; between blocks, or before
+    /// the engine renders (a pool's init, a reload's new engine on the owner thread)]
     public func setBlockFrames(_ frames: Int) {
-        ThreadRole.check(.audio)
+        ThreadRole.check(.audio, .main)
         let f = frames < capacity ? frames : capacity
         if f == currentBlockFrames.pointee { return }
         currentBlockFrames.pointee = f
