@@ -1,41 +1,48 @@
 import AudioGraph
-import AudioGraphTools
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One `agraph render` child process of `agraph render --each`: this same
-/// executable started with `posix_spawn`, stdin and stdout on /dev/null,
-/// stderr on a pipe that the parent reads while it runs. The child stays in
-/// the parent's process group, so Ctrl-C on a terminal reaches every render
-/// at once; a SIGTERM sent to the parent alone is passed on with
-/// `terminate()`; a parent killed outright takes its children with it
-/// (`AGRAPH_BATCH_PARENT`, `BatchLeftovers.dieWithParent`). [main-thread: every method, on the thread that started it]
-final class RenderChild {
-    let pid: pid_t
-    /// The read end of the child's stderr (non-blocking).
-    private(set) var stderrFD: Int32
+/// One `agraph render` child process of `agraph render --each`: the
+/// `agraph` executable started with `posix_spawn`, stdin and stdout on
+/// /dev/null, stderr on a pipe that the parent reads while it runs. The
+/// child stays in the parent's process group, so Ctrl-C on a terminal
+/// reaches every render at once; a SIGTERM sent to the parent alone is
+/// passed on with `terminate()`; a parent killed outright takes its
+/// children with it (`AGRAPH_BATCH_PARENT`: the render sets
+/// `PR_SET_PDEATHSIG`, agraph's `BatchLeftovers.dieWithParent`).
+/// [main-thread; every method, on the thread that started it]
+public final class RenderChild {
+    public let pid: pid_t
+    /// The read end of the child's stderr (non-blocking); -1 once closed.
+    public private(set) var stderrFD: Int32
     /// What the child wrote to stderr, up to `maximumText` bytes.
-    private(set) var text: [UInt8] = []
-    private(set) var textTruncated = false
+    public private(set) var text: [UInt8] = []
+    public private(set) var textTruncated = false
     /// The wait status once reaped.
-    private(set) var status: Int32?
-    let started = MonotonicClock.seconds()
+    public private(set) var status: Int32?
+    /// When it was started (`MonotonicClock.seconds()`).
+    public let started = MonotonicClock.seconds()
 
-    static let maximumText = 64 * 1024
+    public static let maximumText = 64 * 1024
 
     /// The executable running now (`/proc/self/exe`, resolved once so that
-    /// every child runs the same file even if the build is replaced).
-    static let executable: String = {
+    /// every child runs the same file even if the build is replaced): what
+    /// `agraph` itself passes as the executable of its renders.
+    /// [any-thread]
+    public static let currentExecutable: String = {
         var buffer = [CChar](repeating: 0, count: 4097)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return "/proc/self/exe" }
         return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }()
 
-    /// Starts `agraph` with `arguments` (without argv[0]).
+    /// Starts `executable` (an `agraph`) with `arguments` (without
+    /// argv[0]), its environment this process's with
+    /// `AGRAPH_BATCH_PARENT` set to this process. [main-thread]
     /// - Throws: `ChildError` when no pipe or process could be made.
-    init(arguments: [String]) throws(ChildError) {
+    public init(executable: String, arguments: [String]) throws(ChildError) {
+        ThreadRole.check(.main)
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw ChildError("cannot make a pipe: \(FileChecks.errorText(errno))") }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -61,9 +68,9 @@ final class RenderChild {
         sigemptyset(&unblocked)
         posix_spawnattr_setsigmask(&attributes, &unblocked)
 
-        let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        // The render dies with this process (BatchLeftovers.dieWithParent).
+        // The render dies with this process (PR_SET_PDEATHSIG in the child).
         var variables: [String] = []
         var e = environ
         while let entry = e.pointee {
@@ -75,11 +82,11 @@ final class RenderChild {
         let envp = variables.map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
         var child = pid_t()
-        let rc = posix_spawn(&child, Self.executable, &actions, &attributes, argv, envp)
+        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])
-            throw ChildError("cannot start \(Self.executable): \(FileChecks.errorText(rc))")
+            throw ChildError("cannot start \(executable): \(FileChecks.errorText(rc))")
         }
         pid = child
         stderrFD = fds[0]
@@ -90,7 +97,9 @@ final class RenderChild {
     }
 
     /// Reads what the child has written; closes the pipe at its end.
-    func readAvailable() {
+    /// [main-thread]
+    public func readAvailable() {
+        ThreadRole.check(.main)
         guard stderrFD >= 0 else { return }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -110,8 +119,9 @@ final class RenderChild {
         }
     }
 
-    /// Whether the child has exited (reaps it when it has).
-    func reap() -> Bool {
+    /// Whether the child has exited (reaps it when it has). [main-thread]
+    public func reap() -> Bool {
+        ThreadRole.check(.main)
         if status != nil { return true }
         var waited: Int32 = 0
         var rc: pid_t
@@ -125,32 +135,38 @@ final class RenderChild {
     }
 
     /// Asks the child to stop: its render ends at the next block, closing
-    /// its files, and exits 130.
-    func terminate() {
+    /// its files, and exits 130. [main-thread]
+    public func terminate() {
+        ThreadRole.check(.main)
         if status == nil { kill(pid, SIGTERM) }
     }
 
     /// The exit status; nil while it runs or when a signal ended it.
-    var exitStatus: Int32? {
+    /// [main-thread]
+    public var exitStatus: Int32? {
+        ThreadRole.check(.main)
         guard let status, status & 0x7f == 0 else { return nil }
         return (status >> 8) & 0xff
     }
 
-    /// The signal that ended it, if one did.
-    var signal: Int32? {
+    /// The signal that ended it, if one did. [main-thread]
+    public var signal: Int32? {
+        ThreadRole.check(.main)
         guard let status, status & 0x7f != 0, status & 0x7f != 0x7f else { return nil }
         return status & 0x7f
     }
 
-    /// Its stderr as lines, empty ones dropped.
-    var lines: [String] {
+    /// Its stderr as lines, empty ones dropped. [main-thread]
+    public var lines: [String] {
+        ThreadRole.check(.main)
         var lines = String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
         if textTruncated { lines.append("… (more was written)") }
         return lines
     }
 
-    struct ChildError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
+    /// Why a render could not be started.
+    public struct ChildError: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
     }
 }
