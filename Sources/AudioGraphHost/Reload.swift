@@ -135,8 +135,10 @@ public struct ReloadReport: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension CompiledGraph {
-    /// The live values set so far, by address. [control-thread]
-    public var liveValues: [String: Double] { ThreadRole.check(.control); return valuesLock.withLock { $0 } }
+    /// The live values set so far, by address (under a lock: a reload reads
+    /// them on the owner thread, NSM and the console on theirs).
+    /// [main-thread | owner-thread | control-thread]
+    public var liveValues: [String: Double] { ThreadRole.check(.main, .owner, .control); return valuesLock.withLock { $0 } }
 
     /// Live changes that bring the kept nodes' live parameters to `diff`'s
     /// new graph values, where set live to something else before: a reloaded

@@ -309,9 +309,10 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
                 throw EngineError(nodeID: c.nodeID, "\(descriptor.typeID): its input is not a source of compressed frames")
             }
             // Damage fails an offline render when the decoder or its source
-            // has an onError parameter and neither says "skip".
+            // has an onError parameter and neither says "skip"; live
+            // playback conceals it either way (as `playlist` does).
             let policies = [c.parameters.string("onError"), source.onError].compactMap { $0 }
-            let failsOnDamage = !policies.isEmpty && !policies.contains("skip")
+            let failsOnDamage = !c.live && !policies.isEmpty && !policies.contains("skip")
             return try PluginDecoderNode(type: type, instance: instance, typeID: descriptor.typeID, nodeID: c.nodeID,
                                          source: source, channels: c.outputFormat?.channels ?? 2, host: host,
                                          failsOnDamage: failsOnDamage)
