@@ -52,10 +52,11 @@ public struct OfflineRenderer {
     ) -> Result {
         ThreadRole.check(.main)
         engine.worker.start()
-        // This thread renders the blocks: it is the audio thread for thread checks.
+        // This thread renders the blocks: it is the audio thread for thread
+        // checks while it renders one, and the thread that called `run`
+        // (waiting for jobs, reporting progress, stopping) between blocks.
         let previousRole = ThreadRole.current
-        ThreadRole.mark(.audio)
-        defer { ThreadRole.mark(previousRole == .main ? nil : previousRole) }
+        let between: ThreadRole? = previousRole == .main ? nil : previousRole
         var done = 0
         var ending = Ending.endOfStream
         while true {
@@ -65,7 +66,9 @@ public struct OfflineRenderer {
             let n = min(blockFrames, (maxFrames ?? Int.max) - done)
             // A job that never gets ready must not make Ctrl-C or SIGTERM wait.
             guard engine.worker.waitUntilReady(frames: n, unless: shouldStop) else { ending = .interrupted; break }
+            ThreadRole.mark(.audio)
             engine.render(frames: n)
+            ThreadRole.mark(between)
             if engine.isFinished {
                 done += engine.lastBlockValidFrames
                 progress(done)
