@@ -142,9 +142,9 @@ extension CompiledGraph {
 
     /// Live changes that bring the kept nodes' live parameters to `diff`'s
     /// new graph values, where set live to something else before: a reloaded
-    /// file is the truth. [control-thread]
+    /// file is the truth. [main-thread | control-thread; a reload runs it on the owner thread]
     public func liveResets(for diff: GraphDiff, in next: CompiledGraph) -> [(address: String, value: Double)] {
-        ThreadRole.check(.control)
+        ThreadRole.check(.main, .control)
         let changed = Set(diff.parameterChanges.map(\.address))
         var out: [(address: String, value: Double)] = []
         for (address, v) in liveValues.sorted(by: { $0.key < $1.key }) where !changed.contains(address) {

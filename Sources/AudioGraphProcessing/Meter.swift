@@ -184,9 +184,9 @@ public final class MeterNode: RenderNode, MeasuringNode, MeterReporting, @unchec
     public var windowCount: Int { windows.load(ordering: .acquiring) }
 
     /// The last complete window's levels and the maxima since the start.
-    /// [control-thread]
+    /// [main-thread | control-thread; the owner thread polls it for events]
     public func reading() -> MeterReading {
-        ThreadRole.check(.control)
+        ThreadRole.check(.main, .control)
         while true {
             let before = windows.load(ordering: .acquiring)
             var levels: [MeterLevels] = []
