@@ -95,14 +95,16 @@ public enum ThreadRole: Int, Sendable, CustomStringConvertible, CaseIterable {
         return ThreadRole(rawValue: Int(bitPattern: p) - 1)
     }
 
-    /// Whether the calling thread may call a function tagged `tag`'s roles
-    /// in the current role: a thread that never marked itself passes every
-    /// check (tests and embedding programs drive nodes from their own
-    /// threads); a marked thread passes where its role is listed, and an
-    /// owner thread also where `main` is (docs/threads.md).
-    /// [any-thread; realtime-safe]
+    /// Whether a thread in this role may call a function whose tag lists
+    /// `roles` (docs/threads.md): where its role is listed; an owner thread
+    /// also where `main` is (it does a live session's main-thread work); a
+    /// main or owner thread also where `control` is (each sends its session
+    /// commands too). A thread that never marked itself is not asked: it
+    /// passes every check. [any-thread; realtime-safe]
     public func mayCall(_ roles: ThreadRoles) -> Bool {
-        roles.contains(self) || (self == .owner && roles.contains(.main))
+        roles.contains(self)
+            || (self == .owner && roles.contains(.main))
+            || ((self == .main || self == .owner) && roles.contains(.control))
     }
 
     /// Whether the role does main-thread work: the main thread, or a live

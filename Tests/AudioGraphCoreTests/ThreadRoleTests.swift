@@ -69,8 +69,9 @@ final class ThreadRoleCheckTests: XCTestCase {
         #if !DEBUG
         throw XCTSkip("the checks exist in debug builds only")
         #else
-        // An owner thread does main-thread work in a live session.
+        // An owner thread does main-thread work in a live session, and sends commands.
         onThread(.owner) { ThreadRole.check(.main) }
+        onThread(.owner) { ThreadRole.check(.control) }
         // A worker may call a [main-thread | worker-thread] function, not an [audio-thread] one.
         onThread(.worker) { ThreadRole.check(.main, .worker) }
         XCTAssertEqual(violations().count, 0)
