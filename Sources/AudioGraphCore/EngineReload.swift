@@ -60,9 +60,9 @@ extension Engine {
     }
 
     /// Continues the frame count of `other` (the engine this one replaces).
-    /// [audio-thread; at the swap]
+    /// [audio-thread | main-thread; at the swap, or on the owner thread while it swaps]
     public func continuePosition(from other: Engine) {
-        ThreadRole.check(.audio)
+        ThreadRole.check(.audio, .main)
         position.store(other.framePosition, ordering: .relaxed)
     }
 }
