@@ -6,7 +6,7 @@ import XCTest
 /// Damaged media live: `media` → `ffmpeg` conceals damage during playback
 /// whatever `onError` says (as `playlist` does), so a live run that met a
 /// damaged file still ends with status 0; the damage is reported, never
-/// silent. Offline, the same graph fails (Tests/CLITests/DamagedInputTests).
+/// silent. Offline, the same graph fails (Tests/CLITests/DamagedInputTests.swift).
 final class DamagedMediaLiveTests: LiveTestCase {
     func testLivePlaybackOfDamagedMediaConcealsReportsAndExitsZero() throws {
         guard PluginCatalog.load().types.contains(where: { $0.descriptor.typeID == "ffmpeg" }) else {
