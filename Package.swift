@@ -51,8 +51,9 @@
 // Applications (agraph's logic, reached by tests without a subprocess)
 //   AudioGraphLive     `agraph run`'s live side: the console (control lines, status line),
 //                      the reloader (file watching, hot reload), the NSM session, the ABX player
-//   AudioGraphTools    the offline commands' logic: `render --each` planning and leftovers,
-//                      the ABX trials and their scoring, `analyze`'s loudness measurement
+//   AudioGraphTools    the offline commands' logic: `render --each` planning, the batch runner
+//                      and its render children, leftovers, the ABX trials and their scoring,
+//                      `analyze`'s loudness measurement
 // Plugins
 //   CAGraphPlugin      the plugin ABI 2.0: the core header (agraph/plugin.h) and one header
 //                      per extension (ext/*.h), the single source of truth
