@@ -3,8 +3,8 @@ import AudioGraphNodeAPI
 
 /// The node types of this module, for the built-in registry.
 public enum BinauralNodes {
-    /// [main-thread]
-    public static var all: [any NodeType] { ThreadRole.check(.main); return [BinauralType()] }
+    /// [main-thread | control-thread; a registry is built where the graph is validated]
+    public static var all: [any NodeType] { ThreadRole.check(.main, .control); return [BinauralType()] }
 }
 
 /// `binaural`: renders a speaker layout for headphones through the HRTFs of

@@ -71,9 +71,10 @@ public final class MediaFile: @unchecked Sendable {
     /// regular file is opened: a FIFO, device, socket or directory is refused
     /// before libavformat sees it (opening a FIFO would wait for a writer),
     /// and the path goes to libavformat's `file` protocol, never another
-    /// protocol its name might spell ("pipe:0", "http://…"). [main-thread]
+    /// protocol its name might spell ("pipe:0", "http://…"). [main-thread | worker-thread;
+    /// a playlist's worker opens its items]
     public init(path: String) throws(MediaError) {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .worker)
         self.path = path
         if let problem = FileChecks.readableFileProblem(path) {
             throw MediaError("cannot open \(path): \(problem)")
