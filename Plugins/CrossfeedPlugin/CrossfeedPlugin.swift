@@ -143,14 +143,14 @@ final class Crossfeed: PluginNode {
 
     deinit { freeBuffers() }
 
-    /// k = g / (1 + g), g = 10^(−feed/20). [any thread]
+    /// k = g / (1 + g), g = 10^(−feed/20). [any-thread]
     static func crossGain(feed: Double) -> Float {
         let g = pow(10, -feed / 20)
         return Float(g / (1 + g))
     }
 
     /// The low-pass coefficients for `cutoff` at `sampleRate` (see the top
-    /// of the file). No allocation. [any thread]
+    /// of the file). No allocation. [any-thread]
     static func lowPass(cutoff: Double, sampleRate: Double) -> (b: Float, a: Float) {
         let w = tan(Double.pi * min(cutoff, 0.49 * sampleRate) / sampleRate)
         return (Float(w / (1 + w)), Float((1 - w) / (1 + w)))

@@ -103,7 +103,7 @@ final class PCMFramesDecoder: PluginDecoder {
         active = true
     }
 
-    /// Empties the FIFO and starts it with the route's delay. [main | worker]
+    /// Empties the FIFO and starts it with the route's delay. [main-thread | worker-thread]
     func start() {
         appliedDelay = delay(for: route.load(ordering: .relaxed))
         reportedLatency.store(appliedDelay, ordering: .relaxed)

@@ -30,7 +30,7 @@ public enum PluginDecodeResult {
 /// the first frame fed; a decoder with a delay drops it itself and gives
 /// the held-back tail when drained (`decode(nil, …)`).
 public protocol PluginDecoder: PluginNode {
-    /// The codec of the frames its input takes, e.g. "ac4-sync". [any thread]
+    /// The codec of the frames its input takes, e.g. "ac4-sync". [any-thread]
     static var inputCodec: String { get }
 
     /// Largest number of PCM frames one decode writes. [main-thread & active]
@@ -84,6 +84,6 @@ public protocol PluginStreamDecoder: PluginDecoder {
     /// Drop `skipStart` samples at the start and `discardEnd` at the end of
     /// the next frame's output (coded rate). [worker-thread & active]
     func trimNextFrame(skipStart: Int, discardEnd: Int)
-    /// Frames found damaged and concealed by the decoder itself. [any thread]
+    /// Frames found damaged and concealed by the decoder itself. [any-thread]
     var concealedFrames: Int { get }
 }

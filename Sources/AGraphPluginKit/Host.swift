@@ -57,7 +57,7 @@ public struct PluginHost: @unchecked Sendable {
         }
     }
 
-    /// The output route now. [any thread, realtime-safe]
+    /// The output route now. [any-thread; realtime-safe]
     public var outputRoute: PluginOutputRoute {
         guard let f = routeExt?.pointee.get else { return .unknown }
         return PluginOutputRoute(rawValue: f(table)) ?? .unknown
@@ -67,7 +67,7 @@ public struct PluginHost: @unchecked Sendable {
     /// [main-thread & active]
     public func latencyChanged() { latencyExt?.pointee.changed?(table) }
 
-    /// Which thread this is; nil when the host cannot tell. [any thread, realtime-safe]
+    /// Which thread this is; nil when the host cannot tell. [any-thread; realtime-safe]
     public var isMainThread: Bool? { threadExt?.pointee.is_main_thread.map { $0(table) != 0 } }
     public var isAudioThread: Bool? { threadExt?.pointee.is_audio_thread.map { $0(table) != 0 } }
     public var isWorkerThread: Bool? { threadExt?.pointee.is_worker_thread.map { $0(table) != 0 } }

@@ -99,7 +99,7 @@ public struct PluginBlock {
 /// print or wait (keep state in stored properties and buffers made in
 /// `activate`; no arrays growing, no strings, no existentials).
 public protocol PluginNode: AnyObject {
-    /// The node type, apart from any instance. [any thread]
+    /// The node type, apart from any instance. [any-thread]
     static var description: PluginNodeDescription { get }
 
     /// Checks a parameter combination beyond the static description; nil

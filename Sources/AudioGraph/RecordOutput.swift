@@ -16,6 +16,7 @@ extension ValidatedGraph {
     ///   - sinkID: the sink to record; may be nil when there is one.
     /// [main-thread]
     public func recording(to path: String, sink sinkID: String? = nil) throws(RecordingError) -> ValidatedGraph {
+        ThreadRole.check(.main)
         let sinks = self.sinks
         let sink: Node
         if let id = sinkID {

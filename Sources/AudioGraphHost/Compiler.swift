@@ -41,6 +41,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// node, the parameter and the element it names, checked to be live
     /// and (for lists) in range. Parses nothing. [main-thread | owner-thread | control-thread]
     public func resolve(_ address: ParameterAddress) throws(ParameterError) -> ParameterHandle {
+        ThreadRole.check(.main, .owner, .control)
         let nodeID = address.node, name = address.parameter
         guard let index = engine.stepIndex(of: nodeID), let node = graphNode(nodeID) else {
             throw ParameterError(description: NodeNames.noNode(nodeID, in: graph.nodes.map(\.id)))
@@ -69,6 +70,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// Parses `node.param` or `node.param[i]` (the one parser,
     /// `ParameterAddress(parsing:)`) and resolves it. [main-thread | owner-thread | control-thread]
     public func resolve(_ address: String) throws(ParameterError) -> ParameterHandle {
+        ThreadRole.check(.main, .owner, .control)
         let a: ParameterAddress
         do { a = try ParameterAddress(parsing: address) } catch { throw ParameterError(description: error.message) }
         return try resolve(a)
@@ -84,6 +86,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// The change that sets `handle`'s parameter to `value`, checked
     /// against its choices, its range and the node's own rule. [main-thread | owner-thread | control-thread]
     public func change(_ handle: ParameterHandle, _ value: Double) throws(ParameterError) -> ParameterChange {
+        ThreadRole.check(.main, .owner, .control)
         try check(handle)
         let p = handle.descriptor
         let name = "\(handle.address.node).\(handle.address.parameter)"
@@ -105,11 +108,13 @@ public final class CompiledGraph: @unchecked Sendable {
     /// Resolves `node.param` or `node.param[i]` to a change with `value`.
     /// [main-thread | owner-thread | control-thread]
     public func change(_ address: String, _ value: Double) throws(ParameterError) -> ParameterChange {
-        try change(try resolve(address), value)
+        ThreadRole.check(.main, .owner, .control)
+        return try change(try resolve(address), value)
     }
 
     /// Queues a change of `handle`'s parameter for the next block. [main-thread | owner-thread | control-thread]
     public func set(_ handle: ParameterHandle, _ value: Double) throws(ParameterError) {
+        ThreadRole.check(.main, .owner, .control)
         let c = try change(handle, value)
         if !engine.post(c) { throw ParameterError(description: "the parameter queue is full; try again") }
         valuesLock.withLock { $0[handle.address.description] = value }
@@ -118,6 +123,7 @@ public final class CompiledGraph: @unchecked Sendable {
 
     /// Queues a change for the next block. [main-thread | owner-thread | control-thread]
     public func set(_ address: String, _ value: Double) throws(ParameterError) {
+        ThreadRole.check(.main, .owner, .control)
         try set(try resolve(address), value)
     }
 
@@ -131,6 +137,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// or the name of one of a choice parameter's options (its index).
     /// [main-thread | owner-thread | control-thread]
     public func number(_ handle: ParameterHandle, word: String) throws(ParameterError) -> Double {
+        ThreadRole.check(.main, .owner, .control)
         if word.utf8.contains(0) {
             throw ParameterError(description: "the value for \(handle.address) has a NUL byte in it: give a number, true/false or an option's name")
         }
@@ -148,6 +155,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// The number a word stands for at `address` (see `number(_:word:)`).
     /// [main-thread | owner-thread | control-thread]
     public func number(_ address: String, word: String) throws(ParameterError) -> Double {
+        ThreadRole.check(.main, .owner, .control)
         if word.utf8.contains(0) {
             throw ParameterError(description: "the value for \(address) has a NUL byte in it: give a number, true/false or an option's name")
         }
@@ -157,6 +165,7 @@ public final class CompiledGraph: @unchecked Sendable {
     /// The value of `handle`'s parameter: the last one set, else the
     /// graph's. Booleans read as 0 or 1. [main-thread | owner-thread | control-thread]
     public func value(_ handle: ParameterHandle) throws(ParameterError) -> Double {
+        ThreadRole.check(.main, .owner, .control)
         try check(handle)
         let address = handle.address.description
         if let v = valuesLock.withLock({ $0[address] }) { return v }
@@ -183,7 +192,8 @@ public final class CompiledGraph: @unchecked Sendable {
 
     /// The value of a parameter by address (see `value(_:)`). [main-thread | owner-thread | control-thread]
     public func value(_ address: String) throws(ParameterError) -> Double {
-        try value(try resolve(address))
+        ThreadRole.check(.main, .owner, .control)
+        return try value(try resolve(address))
     }
 }
 

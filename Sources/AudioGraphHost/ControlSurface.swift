@@ -273,6 +273,7 @@ public final class ControlSurface: @unchecked Sendable {
     /// first use, that watches its graph and its host's `status()`.
     /// [control-thread]
     public var monitor: GraphMonitor {
+        ThreadRole.check(.control)
         if let m = host?.monitor { return m }
         return ownMonitor.withLock { own in
             if let own { return own }
@@ -359,12 +360,14 @@ public final class ControlSurface: @unchecked Sendable {
     /// live parameters only; for `get`, the readings too.
     /// [control-thread]
     public func resolve(_ address: String, forSet: Bool = true) throws(ControlError) -> ParameterHandle {
-        try resolve(try ParameterAddress(parsing: address), forSet: forSet)
+        ThreadRole.check(.control)
+        return try resolve(try ParameterAddress(parsing: address), forSet: forSet)
     }
 
     /// Resolves an address already parsed (`ControlLine` parses the
     /// console's; OSC builds its own from its path). [control-thread]
     public func resolve(_ address: ParameterAddress, forSet: Bool = true) throws(ControlError) -> ParameterHandle {
+        ThreadRole.check(.control)
         _ = try parameter(address, forSet: forSet)
         do { return try compiled.resolve(address) } catch { throw ControlError(error.description) }
     }
@@ -373,19 +376,22 @@ public final class ControlSurface: @unchecked Sendable {
     /// a choice's option name (`set dec.endpoint speakers`). [control-thread]
     @discardableResult
     public func set(_ address: String, word: String) throws(ControlError) -> ParameterReading {
-        try set(try resolve(address), word: word)
+        ThreadRole.check(.control)
+        return try set(try resolve(address), word: word)
     }
 
     /// Changes a live parameter to a number. [control-thread]
     @discardableResult
     public func set(_ address: String, _ value: Double) throws(ControlError) -> ParameterReading {
-        try set(try resolve(address), value)
+        ThreadRole.check(.control)
+        return try set(try resolve(address), value)
     }
 
     /// Changes the parameter `handle` names to a word (see
     /// `set(_:word:)`). [control-thread]
     @discardableResult
     public func set(_ handle: ParameterHandle, word: String) throws(ControlError) -> ParameterReading {
+        ThreadRole.check(.control)
         let value: Double
         do { value = try compiled.number(handle, word: word) } catch { throw ControlError(error.description) }
         return try set(handle, value)
@@ -394,6 +400,7 @@ public final class ControlSurface: @unchecked Sendable {
     /// Changes the parameter `handle` names to a number. [control-thread]
     @discardableResult
     public func set(_ handle: ParameterHandle, _ value: Double) throws(ControlError) -> ParameterReading {
+        ThreadRole.check(.control)
         do { try compiled.set(handle, value) } catch { throw ControlError(error.description) }
         return ParameterReading(address: handle.address, value: value, word: Self.word(value, for: handle.descriptor))
     }
@@ -402,11 +409,13 @@ public final class ControlSurface: @unchecked Sendable {
     /// For a node that measures (`MeasuringNode`, e.g. `loudness`), also
     /// its readings by name: `get loud.integrated`. [control-thread]
     public func get(_ address: String) throws(ControlError) -> ParameterReading {
-        try get(try ParameterAddress(parsing: address))
+        ThreadRole.check(.control)
+        return try get(try ParameterAddress(parsing: address))
     }
 
     /// `get` of an address already parsed. [control-thread]
     public func get(_ a: ParameterAddress) throws(ControlError) -> ParameterReading {
+        ThreadRole.check(.control)
         // A reading may take an index too (a meter's channel: `get m.peak[1]`).
         if let node = graph.node(a.node), node.descriptor.parameterIndex(named: a.parameter) == nil,
            let measuring = engine.node(a.node) as? MeasuringNode,
@@ -420,6 +429,7 @@ public final class ControlSurface: @unchecked Sendable {
 
     /// The value of the parameter `handle` names. [control-thread]
     public func get(_ handle: ParameterHandle) throws(ControlError) -> ParameterReading {
+        ThreadRole.check(.control)
         let value: Double
         do { value = try compiled.value(handle) } catch { throw ControlError(error.description) }
         return ParameterReading(address: handle.address, value: value, word: Self.word(value, for: handle.descriptor))
@@ -508,6 +518,7 @@ extension CompiledGraph {
     /// The last complete window of every `meter` node, in graph order.
     /// [control-thread]
     public var meterReadings: [MeterReading] {
-        graph.nodes.compactMap { engine.node($0.id) as? any MeterReporting }.map { $0.reading() }
+        ThreadRole.check(.control)
+        return graph.nodes.compactMap { engine.node($0.id) as? any MeterReporting }.map { $0.reading() }
     }
 }

@@ -171,6 +171,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// with `host`'s counters (held weakly; nil: the graph alone).
     /// [main-thread | owner-thread | control-thread]
     public init(compiled: CompiledGraph? = nil, host: (any GraphMonitorHost)? = nil, capacity: Int = 4096) {
+        ThreadRole.check(.main, .owner, .control)
         self.capacity = max(capacity, 1)
         self.host = host
         if let compiled { follow(compiled) }
@@ -178,6 +179,7 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// Gives the monitor its host (held weakly). [main-thread | owner-thread | control-thread; takes a lock]
     public func setHost(_ host: (any GraphMonitorHost)?) {
+        ThreadRole.check(.main, .owner, .control)
         pollLock.withLock { _ in self.host = host }
     }
 
@@ -186,6 +188,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// from what was seen of them; new nodes are watched from their start.
     /// [main-thread | owner-thread | control-thread; takes a lock]
     public func follow(_ compiled: CompiledGraph) {
+        ThreadRole.check(.main, .owner, .control)
         let engine = compiled.engine
         let nodes = compiled.graph.nodes.compactMap { n in engine.node(n.id).map { (id: n.id, node: $0) } }
         pollLock.withLock { s in
@@ -247,6 +250,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// [main-thread | owner-thread | control-thread; polls are serialized]
     @discardableResult
     public func poll() -> Int {
+        ThreadRole.check(.main, .owner, .control)
         let found = pollLock.withLock { s in diff(&s) }
         publish(found)
         return found.count
@@ -347,6 +351,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// reconnection, a reload, a connection that could not be made), in
     /// order with the polled ones. [main-thread | owner-thread | control-thread; takes a lock]
     public func post(_ event: GraphEvent) {
+        ThreadRole.check(.main, .owner, .control)
         publish([event])
     }
 
@@ -380,6 +385,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// instead (a reader that comes late to a graph that runs, such as the
     /// console's playlist lines). [main-thread | owner-thread | control-thread; takes a lock]
     public func subscribe(includingKept: Bool = false) -> GraphEventCursor {
+        ThreadRole.check(.main, .owner, .control)
         poll()
         return GraphEventCursor(next: log.withLock { includingKept ? $0.first : $0.end })
     }
@@ -387,6 +393,7 @@ public final class GraphMonitor: @unchecked Sendable {
     /// The events `cursor` has not taken yet, oldest first; advances it.
     /// Looks at nothing: `poll` does. [main-thread | owner-thread | control-thread; takes a lock]
     public func events(since cursor: inout GraphEventCursor) -> [GraphEvent] {
+        ThreadRole.check(.main, .owner, .control)
         let (events, next, missed) = log.withLock { l -> ([GraphEvent], Int, Int) in
             let start = max(cursor.next, l.first)
             guard start < l.end else { return ([], l.end, start - cursor.next) }
@@ -401,7 +408,8 @@ public final class GraphMonitor: @unchecked Sendable {
     /// log are not repeated), on the thread that polls or posts; returns a
     /// token for `unsubscribe`. [main-thread | owner-thread | control-thread; takes a lock]
     public func subscribe(_ handler: @escaping @Sendable (GraphEvent) -> Void) -> Int {
-        callbacks.withLock { c in
+        ThreadRole.check(.main, .owner, .control)
+        return callbacks.withLock { c in
             c.nextToken += 1
             c.subscribers.append((c.nextToken, handler))
             return c.nextToken
@@ -410,6 +418,7 @@ public final class GraphMonitor: @unchecked Sendable {
 
     /// Ends a callback subscription. [main-thread | owner-thread | control-thread; takes a lock]
     public func unsubscribe(_ token: Int) {
+        ThreadRole.check(.main, .owner, .control)
         callbacks.withLock { c in c.subscribers.removeAll { $0.token == token } }
     }
 }

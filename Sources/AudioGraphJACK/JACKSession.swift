@@ -479,7 +479,7 @@ final class JACKSession: @unchecked Sendable {
     // MARK: monitor
 
     /// Turns what JACK's callbacks noted into events and follow-up work;
-    /// meters the peaks. [owner-thread, at each wake-up]
+    /// meters the peaks. [owner-thread; at each wake-up]
     func tick() {
         guard !stopped else { return }
         finishReloadIfDone()

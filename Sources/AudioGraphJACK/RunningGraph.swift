@@ -23,7 +23,7 @@ import Glibc
 /// - `init`, `stop`, `reconnect`: [main-thread]; `stop` joins every thread
 ///   the graph started (owner, worker) and stops an embedded server.
 /// - `set`, `value`, `seek`, `pause`, `play`, `status`, `control`:
-///   [any control thread].
+///   [control-thread].
 /// - `events`: any task may iterate it.
 /// - `monitor`: see `GraphMonitor` (the owner thread polls it at each tick).
 public final class RunningGraph: @unchecked Sendable {
@@ -94,7 +94,7 @@ public final class RunningGraph: @unchecked Sendable {
         /// Asked while starting or a reload waits for the background jobs:
         /// true ends the wait, and the start fails or the reload is refused
         /// (`agraph run`: SIGINT or SIGTERM came). nil: only the timeout
-        /// ends it. [called on the owner thread; any thread sets what it reads]
+        /// ends it. [owner-thread; any thread sets what it reads]
         public var shouldStop: (@Sendable () -> Bool)?
         public init() {}
     }
@@ -112,9 +112,9 @@ public final class RunningGraph: @unchecked Sendable {
 
 
     /// The graph as it runs: for a graph without `"sampleRate"`, validated
-    /// at the server's rate. A reload replaces it. [any thread]
+    /// at the server's rate. A reload replaces it. [any-thread]
     public var graph: ValidatedGraph { current.withLock { $0.compiled.graph } }
-    /// [any thread] A reload replaces it.
+    /// [any-thread] A reload replaces it.
     public var compiled: CompiledGraph { current.withLock { $0.compiled } }
     public var engine: Engine { compiled.engine }
     public let binder: JACKPortBinder
@@ -128,8 +128,8 @@ public final class RunningGraph: @unchecked Sendable {
     private let continuation: AsyncStream<Event>.Continuation
     private let eventsToken: Int
     /// Set/get/seek/pause/play/status by address and word; a reload gives
-    /// a new one (for the new graph). [control threads]
-    public var control: ControlSurface { current.withLock { $0.control } }
+    /// a new one (for the new graph). [control-thread]
+    public var control: ControlSurface { ThreadRole.check(.control); return current.withLock { $0.control } }
     /// The compiled graph and its control surface, replaced together by a reload.
     private let current: Locked<(compiled: CompiledGraph, control: ControlSurface)>
     /// One reload at a time.
@@ -148,6 +148,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// [main-thread]
     /// - Parameter graph: validated with `NodeRegistry.builtIn.addingJACK(binder)`.
     public init(graph: ValidatedGraph, binder: JACKPortBinder, options: Options = Options()) throws {
+        ThreadRole.check(.main)
         self.binder = binder
         // Before JACK: a request that cannot be held stops the start.
         latencyRequest = try options.cpuDMALatency.map { try CPULatencyRequest(microseconds: $0) }
@@ -208,7 +209,7 @@ public final class RunningGraph: @unchecked Sendable {
     }
 
     /// The nodes that follow JACK's transport (their `transport`
-    /// parameter, or `Options.transport`), in graph order. [any thread]
+    /// parameter, or `Options.transport`), in graph order. [any-thread]
     public var transportFollowers: [String] { session.following.withLock { $0.ids } }
 
     deinit { stop() }
@@ -235,13 +236,13 @@ public final class RunningGraph: @unchecked Sendable {
     /// Metadata key under which each port publishes its stream's layout tag.
     public static let layoutKey = "urn:audiograph:channel-layout"
 
-    /// The JACK client (a new one after `reconnect`). [any thread; asks the owner thread]
+    /// The JACK client (a new one after `reconnect`). [any-thread; asks the owner thread]
     public var client: JACKClient { owner.sync { [session] in session.client } }
 
-    /// The server this graph started, if any. [any thread; asks the owner thread]
+    /// The server this graph started, if any. [any-thread; asks the owner thread]
     public var server: JACKServer? { owner.sync { [session] in session.server } }
 
-    /// The graph's output route as last worked out. [any thread; asks the owner thread]
+    /// The graph's output route as last worked out. [any-thread; asks the owner thread]
     public var outputRoute: OutputRoute { owner.sync { [session] in session.route ?? .unknown } }
 
     // MARK: reload
@@ -260,10 +261,11 @@ public final class RunningGraph: @unchecked Sendable {
     /// parameter-only change); the crossfade then runs on its own.
     /// - Throws: when the new graph cannot run here (sample rate, port
     ///   names, a node that cannot be made); the running graph plays on.
-    /// [control-thread, not the audio thread or the owner thread]
+    /// [control-thread; not the audio thread or the owner thread]
     @discardableResult
     public func reload(graph: ValidatedGraph, crossfadeMs: Double = 20) throws -> ReloadReport {
-        try reloadLock.withLock { _ in
+        ThreadRole.check(.control)
+        return try reloadLock.withLock { _ in
             guard !stopped.load(ordering: .acquiring) else { throw JACKError("reload: the graph has stopped") }
             let start = MonotonicClock.nanoseconds()
             let (diff, swap) = try owner.sync { [session] () throws -> (GraphDiff, ReloadSwap?) in
@@ -296,40 +298,40 @@ public final class RunningGraph: @unchecked Sendable {
 
     /// How long the process callback took to take the last reload's new
     /// engine (the swap alone, without rendering), in ns; 0 without
-    /// `Options.measureCycles`. [any thread]
+    /// `Options.measureCycles`. [any-thread]
     public var lastSwapNanoseconds: UInt64 { cycle.swapNanoseconds.load(ordering: .relaxed) }
 
     /// Whether a reload's crossfade is still running (its old engine not yet
-    /// released). [any thread; asks the owner thread]
+    /// released). [any-thread; asks the owner thread]
     public var isReloading: Bool { owner.sync { [session] in session.reloading != nil } }
 
     // MARK: control
 
     /// Changes a live parameter (`node.param`, `node.param[i]`). [control-thread]
-    public func set(_ address: String, _ value: Double) throws { try control.set(address, value) }
+    public func set(_ address: String, _ value: Double) throws { ThreadRole.check(.control); try control.set(address, value) }
 
     /// A parameter's current value. [control-thread]
-    public func value(_ address: String) throws -> Double { try control.get(address).value }
+    public func value(_ address: String) throws -> Double { ThreadRole.check(.control); return try control.get(address).value }
 
     /// Changes a live parameter given as a word: a number, true/false, or
     /// a choice's option name (`set dec.endpoint speakers`). [control-thread]
-    public func set(_ address: String, word: String) throws { try control.set(address, word: word) }
+    public func set(_ address: String, word: String) throws { ThreadRole.check(.control); try control.set(address, word: word) }
 
     /// Moves one source (or, with nil, every seekable source) to `seconds`.
     /// [control-thread]
-    public func seek(node id: String?, seconds: Double) throws { try control.seek(node: id, seconds: seconds) }
+    public func seek(node id: String?, seconds: Double) throws { ThreadRole.check(.control); try control.seek(node: id, seconds: seconds) }
 
     /// Outputs silence and holds every source where it is. [control-thread]
-    public func pause() { transport.pause() }
+    public func pause() { ThreadRole.check(.control); transport.pause() }
     /// [control-thread]
-    public func play() { transport.play() }
+    public func play() { ThreadRole.check(.control); transport.play() }
 
     /// The status now; reading it changes nothing. [control-thread]
-    public func status() -> Status { transport.status() }
+    public func status() -> Status { ThreadRole.check(.control); return transport.status() }
 
     /// Frames each node dropped (`file-out`s whose writer fell behind:
     /// rendered, not in their file), by node id; nodes that dropped none
-    /// are left out. Read after `stop`, the final counts. [any thread]
+    /// are left out. Read after `stop`, the final counts. [any-thread]
     public var droppedFrames: [String: Int] {
         let running = compiled
         var out: [String: Int] = [:]
@@ -340,23 +342,25 @@ public final class RunningGraph: @unchecked Sendable {
     }
 
     /// Whether `Options.duration` of audio has been rendered (the graph
-    /// then holds, as paused). [any thread]
+    /// then holds, as paused). [any-thread]
     public var durationReached: Bool { cycle.durationReached.load(ordering: .acquiring) }
 
-    /// Why the server went away, once it has. [any thread]
+    /// Why the server went away, once it has. [any-thread]
     public var shutdownReason: String? { cycle.serverGone.load(ordering: .acquiring) ? cycle.shutdownReason : nil }
 
     /// Process-cycle durations recorded so far, in nanoseconds (with
-    /// `measureCycles`); drains them. [control-thread, one at a time]
+    /// `measureCycles`); drains them. [control-thread; one at a time]
     public func takeCycleTimes() -> [UInt32] {
-        takeCycleSamples().map(\.nanoseconds)
+        ThreadRole.check(.control)
+        return takeCycleSamples().map(\.nanoseconds)
     }
 
     /// Process cycles recorded so far (with `measureCycles`): each one's
     /// duration and `Options.cycleProbe`'s value at its end (0 without
     /// one); drains them (`takeCycleTimes` drains the same record).
-    /// [control-thread, one at a time]
+    /// [control-thread; one at a time]
     public func takeCycleSamples() -> [CycleSample] {
+        ThreadRole.check(.control)
         var out: [CycleSample] = []
         var v = CycleSample(nanoseconds: 0, probe: 0)
         while cycle.cycleTimes.pop(into: &v) { out.append(v) }
@@ -368,6 +372,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// ports come back). Retries with backoff until `timeout` s pass or
     /// `cancelled` returns true. [main-thread]
     public func reconnect(timeout: Double, cancelled: @escaping @Sendable () -> Bool = { false }) -> Bool {
+        ThreadRole.check(.main)
         guard !stopped.load(ordering: .acquiring) else { return false }
         return owner.sync { [session] in session.reconnect(timeout: timeout, cancelled: cancelled) }
     }
@@ -379,6 +384,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// old client closes. On failure the old client plays on untouched and
     /// the error is thrown. [main-thread]
     public func rename(to name: String) throws {
+        ThreadRole.check(.main)
         guard !stopped.load(ordering: .acquiring) else { return }
         try owner.sync { [session] in try session.rename(to: name) }
     }
@@ -389,6 +395,7 @@ public final class RunningGraph: @unchecked Sendable {
     /// - Returns: errors from finishing the file sinks. [main-thread]
     @discardableResult
     public func stop() -> [String] {
+        ThreadRole.check(.main)
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return [] }
         let errors = owner.sync { [session] in session.stop() }
         owner.stop()
@@ -400,11 +407,11 @@ public final class RunningGraph: @unchecked Sendable {
 }
 
 /// Transport and status of a live graph, for its `ControlSurface`.
-/// [any control thread]
+/// [control-thread]
 final class LiveTransport: ControlHost, @unchecked Sendable {
     private let session: JACKSession
     private var cycle: ProcessCycle { session.cycle }
-    /// The running compiled graph (a reload replaces it). [any thread]
+    /// The running compiled graph (a reload replaces it). [any-thread]
     let compiled: Locked<CompiledGraph>
     /// The graph's monitor, for the control surfaces' front ends.
     let monitor: GraphMonitor?

@@ -5,7 +5,7 @@ import AudioGraphJACK
 /// `agraph validate` prints them; the running graph plays on), then hands it
 /// to `RunningGraph.reload` and prints what changed. One reload at a time:
 /// the main thread (the prompt, SIGHUP, --watch) and the OSC thread
-/// (`/agraph/reload`) both call it. [main-thread or control-thread]
+/// (`/agraph/reload`) both call it. [main-thread | control-thread]
 public final class Reloader: @unchecked Sendable {
     public let live: RunningGraph
     /// The node types a reloaded file is validated against.

@@ -5,7 +5,8 @@ import Glibc
 /// Where the live application's text goes: replies and playlist events on
 /// one stream (stdout), messages, errors and the status line on the other
 /// (stderr). `standard` writes them unbuffered to file descriptors 1 and 2;
-/// a test gives closures that keep them. [any-thread but the audio-thread]
+/// a test gives closures that keep them. [main-thread | worker-thread | owner-thread |
+/// control-thread]
 public struct TextOutput: Sendable {
     /// Writes text as it is to the reply stream.
     public var writeOut: @Sendable (String) -> Void

@@ -1,7 +1,7 @@
 // What the OSC server does with a message: the address space mapped onto a
 // `ControlSurface`, the replies, the acknowledgements of `/agraph/set`, and
 // the subscriptions (meters, position, events). Everything here runs on the
-// server's one thread ([osc-thread]): no locks of its own; the control
+// server's one thread ([control-thread]): no locks of its own; the control
 // surface it calls is made for control threads.
 //
 // Adding a command: a case in `Command`, a line in `handle(_:from:now:)`;
@@ -26,7 +26,7 @@ struct Refusal: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// The OSC address space of a running graph. [osc-thread]
+/// The OSC address space of a running graph. [control-thread]
 final class OSCService {
     static let prefix = "/agraph/"
 
@@ -564,7 +564,7 @@ struct Periodic {
     }
 }
 
-/// One subscriber address and what it subscribed to. [osc-thread]
+/// One subscriber address and what it subscribed to. [control-thread]
 final class Subscriber {
     let target: SocketAddress
     let socket: UDPSocket

@@ -40,6 +40,7 @@ public enum PluginConformance {
     /// [main-thread]
     public static func check(path: String, sampleRate: Double = 48000,
                              countAllocations: @escaping AllocationCounter) -> PluginConformanceReport {
+        ThreadRole.check(.main)
         var report = PluginConformanceReport()
         let absolute = realPath(path) ?? path
         var catalog = PluginCatalog()

@@ -122,15 +122,14 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
 
     var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
 
-    /// Frames the decoder refused as corrupt (played as silence). [any thread]
+    /// Frames the decoder refused as corrupt (played as silence). [any-thread]
     var badFrames: Int { job?.stream.badFrames.count ?? 0 }
 
     var damagedFrames: Int { badFrames + decoder.concealedFrames }
 }
 
-/// The worker-thread side of a decoder node. [worker-thread, except
-/// `requestSeek`/`setTargetFill` (any thread) and `parameters` (the audio
-/// thread pushes)]
+/// The worker-thread side of a decoder node. [worker-thread; except `requestSeek`/`setTargetFill`
+/// (any thread) and `parameters` (the audio thread pushes)]
 final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchecked Sendable {
     unowned let node: PluginDecoderNode
     let stream: DecodedStream
@@ -144,7 +143,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     private let interleaved: UnsafeMutablePointer<Float>
     /// The end of the stream went into the ring. [worker-thread]
     private var ended = false
-    /// The last fatal error, if decoding stopped. [worker-thread writes; read after stop]
+    /// The last fatal error, if decoding stopped. [any-thread; the worker writes; read after stop]
     private(set) var failure: String?
 
     init(node: PluginDecoderNode, stream: DecodedStream, feed: FeedRing) {
@@ -225,7 +224,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     }
 
     /// Damage found with `onError: "fail"`: an offline render stops at
-    /// the next block (live playback goes on concealing). [any thread]
+    /// the next block (live playback goes on concealing). [any-thread]
     var hasFailed: Bool { node.failsOnDamage && node.damagedFrames > 0 }
 
     /// Reports a fatal decoder error in the decoder's words, and damage

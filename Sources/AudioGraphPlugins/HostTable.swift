@@ -34,6 +34,7 @@ public enum PluginLog {
     /// extension functions were called from the wrong thread.
     /// [main-thread]
     public static func drain() -> [String] {
+        ThreadRole.check(.main)
         let hosts = state.withLock { s in
             s.hosts.removeAll { $0.host == nil }
             return s.hosts.compactMap(\.host)
@@ -84,6 +85,7 @@ public final class PluginHost: @unchecked Sendable {
 
     /// [main-thread]
     public init(nodeID: String, typeID: String) {
+        ThreadRole.check(.main)
         self.nodeID = nodeID
         self.typeID = typeID
         table = .allocate(capacity: 1)
@@ -100,7 +102,7 @@ public final class PluginHost: @unchecked Sendable {
         table.deallocate()
     }
 
-    /// The route the plugin reads through `agraph.output-route/1`. [any thread]
+    /// The route the plugin reads through `agraph.output-route/1`. [any-thread]
     public var outputRoute: OutputRoute {
         get {
             switch route.load(ordering: .relaxed) {
@@ -147,6 +149,7 @@ public final class PluginHost: @unchecked Sendable {
     /// The host functions the plugin called on a thread their tag forbids,
     /// in words. [main-thread]
     public func threadViolations(reset: Bool = false) -> [String] {
+        ThreadRole.check(.main)
         let log = reset ? logOnAudioThread.exchange(0, ordering: .relaxed) : logOnAudioThread.load(ordering: .relaxed)
         let latency = reset ? latencyOffMainThread.exchange(0, ordering: .relaxed) : latencyOffMainThread.load(ordering: .relaxed)
         var lines: [String] = []

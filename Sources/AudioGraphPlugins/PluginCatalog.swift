@@ -60,6 +60,7 @@ public struct LoadedPlugin: @unchecked Sendable {
     /// [main-thread]
     @discardableResult
     public func callDeinit() -> Bool {
+        ThreadRole.check(.main)
         guard initialized, let descriptor, let deinitFn = descriptor.pointee.`deinit` else { return false }
         deinitFn()
         return true
@@ -108,7 +109,7 @@ public struct PluginCatalog: Sendable {
     public init() {}
 
     /// The default folders: AGRAPH_PLUGIN_PATH, then the executable's folder.
-    /// [any thread]
+    /// [any-thread]
     public static func defaultFolders(environment: String? = getenv("AGRAPH_PLUGIN_PATH").map { String(cString: $0) })
         -> (pluginPath: [String], build: [String]) {
         let fromEnv = (environment ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
@@ -121,6 +122,7 @@ public struct PluginCatalog: Sendable {
     /// `extraFolders` (searched last, with the build folders' rules), and
     /// loads every plugin found. [main-thread]
     public static func load(extraFolders: [String] = []) -> PluginCatalog {
+        ThreadRole.check(.main)
         let (env, build) = defaultFolders()
         return load(pluginPath: env, buildFolders: build + extraFolders)
     }
@@ -129,6 +131,7 @@ public struct PluginCatalog: Sendable {
     /// `buildFolders` (every `libAGraph*.so` except `libAGraphTest*`).
     /// [main-thread]
     public static func load(pluginPath: [String], buildFolders: [String]) -> PluginCatalog {
+        ThreadRole.check(.main)
         var catalog = PluginCatalog()
         var seenFiles: Set<String> = []
         var seenFolders: Set<String> = []
@@ -154,6 +157,7 @@ public struct PluginCatalog: Sendable {
 
     /// Loads one library and records what it gives or why it failed. [main-thread]
     public mutating func loadLibrary(_ path: String) {
+        ThreadRole.check(.main)
         if let problem = SharedObjectCheck.problem(path: path) {
             failures.append(PluginLoadFailure(path: path, reason: problem))
             return
@@ -273,6 +277,7 @@ extension NodeRegistry {
     /// built-in) is not added; it is returned as a failure instead.
     /// [main-thread]
     public mutating func register(plugins catalog: PluginCatalog) -> [PluginLoadFailure] {
+        ThreadRole.check(.main)
         var refused: [PluginLoadFailure] = []
         for t in catalog.types {
             if self[t.descriptor.typeID] != nil {
@@ -290,6 +295,7 @@ extension NodeRegistry {
     /// failed. [main-thread]
     public static func withPlugins(_ base: NodeRegistry, extraFolders: [String] = [])
         -> (registry: NodeRegistry, report: PluginCatalog) {
+        ThreadRole.check(.main)
         var report = PluginCatalog.load(extraFolders: extraFolders)
         var registry = base
         report.failures += registry.register(plugins: report)

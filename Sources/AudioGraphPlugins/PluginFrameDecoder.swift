@@ -9,7 +9,7 @@ import CAGraphPlugin
 /// Owns the instance: deactivates (when active) and destroys it on release.
 /// Threading: `init`, `activate`, `latency`, `maxFramesPerDecode`, deinit:
 /// [main-thread]; the decoding calls: [worker-thread & active], one at a
-/// time; `concealedFrames`: [any thread].
+/// time; `concealedFrames`: [any-thread].
 final class PluginFrameDecoder: FrameDecoder {
     let type: UnsafePointer<agraph_node_type_t>
     let instance: OpaquePointer

@@ -324,6 +324,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
     /// decodes with this type itself (a playlist): `channels` in and out.
     /// [main-thread]
     public func makeFrameDecoder(nodeID: String, channels: Int, sampleRate: Double) throws -> any FrameDecoder {
+        ThreadRole.check(.main)
         guard inputCodec != nil, let create = type.pointee.create else {
             throw EngineError(nodeID: nodeID, "\(descriptor.typeID) (\(descriptor.origin)) is not a decoder")
         }
@@ -353,6 +354,7 @@ public struct PluginNodeType: FrameDecoderType, @unchecked Sendable {
                                   inputPortChannels: [Int], outputPortChannels: [Int],
                                   inputPortLayouts: [ChannelLayout?] = [],
                                   _ body: (UnsafePointer<agraph_create_info_t>, UnsafeMutablePointer<CChar>) -> R) -> (result: R, message: String) {
+        ThreadRole.check(.main)
         func counts(_ given: [Int], _ n: Int) -> [UInt32] {
             (0..<n).map { $0 < given.count ? UInt32(clamping: given[$0]) : 0 }
         }

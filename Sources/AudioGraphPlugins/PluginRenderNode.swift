@@ -181,7 +181,7 @@ final class PluginRenderNode: RenderNode, HostedPluginInstance {
         outputPorts?.deallocate(); outputPorts = nil
     }
 
-    /// [main-thread, after the engine stopped]
+    /// [main-thread & !rendering; after the engine stopped]
     deinit {
         if active { deactivateFn(instance) }
         destroyFn(instance)

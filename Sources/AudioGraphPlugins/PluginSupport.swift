@@ -26,7 +26,7 @@ struct PluginError: Error, CustomStringConvertible {
 
 /// A NUL-terminated string from a plugin, read no further than `limit`
 /// bytes (so an unterminated or huge string costs at most that); nil for
-/// NULL; throws, naming `what`, when it is longer. [any thread]
+/// NULL; throws, naming `what`, when it is longer. [any-thread]
 func boundedString(_ p: UnsafePointer<CChar>?, _ what: String, limit: Int = PluginLimits.stringBytes) throws -> String? {
     guard let p else { return nil }
     let n = strnlen(p, limit + 1)
@@ -37,7 +37,7 @@ func boundedString(_ p: UnsafePointer<CChar>?, _ what: String, limit: Int = Plug
 }
 
 /// A NUL-terminated string from a plugin for a message: at most `limit`
-/// bytes, cut with "…" when longer. [any thread]
+/// bytes, cut with "…" when longer. [any-thread]
 func truncatedString(_ p: UnsafePointer<CChar>, limit: Int = PluginLimits.stringBytes) -> String {
     let n = strnlen(p, limit + 1)
     let s = String(decoding: UnsafeRawBufferPointer(start: p, count: min(n, limit)), as: UTF8.self)

@@ -19,11 +19,11 @@
 import Glibc
 #endif
 
-/// The pre-`dlopen` check of a shared library file. [any thread]
+/// The pre-`dlopen` check of a shared library file. [any-thread]
 public enum SharedObjectCheck {
     /// Nil when `path` is a shared object this process could map; else why
     /// not, in words for the user ("truncated: segment 2 … ends past the end
-    /// of the file (4096 bytes)"). Reads the headers only. [any thread]
+    /// of the file (4096 bytes)"). Reads the headers only. [any-thread]
     public static func problem(path: String) -> String? {
         var st = stat()
         guard stat(path, &st) == 0 else { return "cannot read the file: \(errorText(errno))" }

@@ -18,6 +18,7 @@
 // `..` or a link inside a trusted folder pointing elsewhere is refused).
 // The file found must be a regular file and pass `SharedObjectCheck`. The
 // plugin then gets the real absolute path; nothing is loaded before this.
+import AudioGraphHost
 import GraphFile
 #if canImport(Glibc)
 import Glibc
@@ -54,11 +55,12 @@ public struct VendorLibraryLocations: Sendable {
     /// The current configuration: the environment variable, then the config
     /// file. [main-thread]
     public static func current() -> VendorLibraryLocations {
-        VendorLibraryLocations(environment: env(environmentVariable), configFile: defaultConfigFile())
+        ThreadRole.check(.main)
+        return VendorLibraryLocations(environment: env(environmentVariable), configFile: defaultConfigFile())
     }
 
     /// `$XDG_CONFIG_HOME/agraph/vendor-library-path`, with the default
-    /// `~/.config` when XDG_CONFIG_HOME is unset or relative. [any thread]
+    /// `~/.config` when XDG_CONFIG_HOME is unset or relative. [any-thread]
     public static func defaultConfigFile() -> String? {
         if let xdg = env("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return xdg + "/agraph/" + configFileName }
         if let home = env("HOME"), home.hasPrefix("/") { return home + "/.config/agraph/" + configFileName }
@@ -68,6 +70,7 @@ public struct VendorLibraryLocations: Sendable {
     /// Reads a configuration: `environment` is the variable's value (nil when
     /// unset), `configFile` the file to read (missing is fine). [main-thread]
     public init(environment: String?, configFile: String?) {
+        ThreadRole.check(.main)
         self.configFile = configFile
         if let environment {
             environmentSet = true
@@ -137,6 +140,7 @@ public struct VendorLibraryLocations: Sendable {
     /// (one message, saying what was searched and how to configure it).
     /// `directory` is the graph's folder. Loads nothing. [main-thread]
     public func resolve(_ value: String, directory: String) -> Result<String, VendorLibraryRefusal> {
+        ThreadRole.check(.main)
         let trusted = trustedFolders
         func refuse(_ what: String) -> Result<String, VendorLibraryRefusal> {
             .failure(VendorLibraryRefusal(message: what + ". " + explanation(trusted)))

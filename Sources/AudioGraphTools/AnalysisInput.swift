@@ -174,7 +174,7 @@ public final class DecodedMediaInput: AnalysisInput {
 }
 
 enum FileManagerPath {
-    /// The working directory. [any thread]
+    /// The working directory. [any-thread]
     static func current() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }

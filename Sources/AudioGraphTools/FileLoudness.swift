@@ -51,6 +51,7 @@ public struct FileLoudness {
     ///   returns false to stop (throws `Interrupted`).
     /// [main-thread]
     public static func measure(_ file: any AnalysisInput, progress: (Double) -> Bool) throws -> FileLoudness {
+        ThreadRole.check(.main)
         defer { _ = file.finish() }
         let channels = file.channels
         let meter = try ProgrammeLoudness(channels: channels, sampleRate: file.sampleRate,

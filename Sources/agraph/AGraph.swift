@@ -31,7 +31,8 @@ func printError(_ line: String) { TextOutput.standard.error(line) }
 /// Writes `text` to stdout unbuffered (command replies in `agraph run`).
 func writeStdout(_ text: String) { TextOutput.standard.writeOut(text) }
 
-/// Writes `text` to stderr unbuffered. [any-thread but the audio-thread]
+/// Writes `text` to stderr unbuffered. [main-thread | worker-thread | owner-thread |
+/// control-thread]
 func writeStderr(_ text: String) { TextOutput.standard.writeErr(text) }
 
 /// The node plugins found once per run: AGRAPH_PLUGIN_PATH, then agraph's

@@ -11,7 +11,7 @@ extension BatchLeftovers {
     /// died before that, exits at once when it is no longer `parent`.
     /// prctl is variadic in C, so it is called through dlsym with its
     /// integer arguments (the x86-64 and AArch64 conventions pass them as
-    /// for a plain function). [main-thread, at the start]
+    /// for a plain function). [main-thread; at the start]
     static func dieWithParent(_ parent: pid_t) {
         typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
         let PR_SET_PDEATHSIG: Int32 = 1

@@ -65,7 +65,7 @@ final class ProgressBar {
         drew = false
     }
 
-    /// One progress line (without "\r" or "\n"). [any thread]
+    /// One progress line (without "\r" or "\n"). [any-thread]
     static func line(label: String, done: Double, total: Double?, elapsed: Double, terminal: Bool) -> String {
         let speed = done / max(elapsed, 1e-9)
         let prefix = label.isEmpty ? "" : label + "  "

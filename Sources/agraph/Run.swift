@@ -228,5 +228,5 @@ struct Run: ParsableCommand {
     }
 }
 
-/// Set by SIGHUP: reload the graph file. [signal handler sets, main-thread takes]
+/// Set by SIGHUP: reload the graph file. [any-thread; a signal handler sets, the main thread takes]
 let reloadRequested = Atomic<Bool>(false)

@@ -53,15 +53,15 @@ final class ThreadTagLintTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let folder = dir.file("Sources/AudioGraphNodes")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let file = folder + "/Sample.swift"
+        let file = folder + "/no-such-sample.swift"
         try source.write(toFile: file, atomically: true, encoding: .utf8)
 
         let check = try run(["--check", "Sources"], in: dir.path)
         XCTAssertEqual(check.status, 1)
         let lines = check.output.split(separator: "\n").map(String.init)
-        XCTAssertTrue(lines.contains("Sources/AudioGraphNodes/Sample.swift:20: unknown thread tag [mian-thread]"), check.output)
+        XCTAssertTrue(lines.contains("Sources/AudioGraphNodes/no-such-sample.swift:20: unknown thread tag [mian-thread]"), check.output)
         for line in [4, 9, 13] {
-            XCTAssertTrue(lines.contains { $0.hasPrefix("Sources/AudioGraphNodes/Sample.swift:\(line): no ThreadRole.check(") },
+            XCTAssertTrue(lines.contains { $0.hasPrefix("Sources/AudioGraphNodes/no-such-sample.swift:\(line): no ThreadRole.check(") },
                           "line \(line) lacks its check:\n\(check.output)")
         }
         XCTAssertFalse(check.output.contains("NodeType") || check.output.contains("AudioBus"), "Swift in a comment is no tag")
