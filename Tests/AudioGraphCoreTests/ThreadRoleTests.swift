@@ -127,7 +127,8 @@ final class ThreadRoleCheckTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let errPath = dir.file("stderr.txt")
         let child = try ChildProcess([executable, "AudioGraphCoreTests.ThreadRoleCheckTests/testTheDefaultHandlerTraps"],
-                                     environment: ["AGRAPH_TEST_THREAD_ROLE_TRAP": "1", "SWIFT_BACKTRACE": "enable=no"],
+                                     environment: ["AGRAPH_TEST_THREAD_ROLE_TRAP": "1", "SWIFT_BACKTRACE": "enable=no",
+                                                   "AGRAPH_THREAD_CHECKS": "trap"],
                                      stdout: .null, stderr: .file(errPath))
         XCTAssertTrue(child.waitUntilExit(timeout: 120), "the child ended")
         let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""

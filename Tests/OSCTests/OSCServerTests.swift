@@ -343,21 +343,8 @@ final class OSCServerTests: XCTestCase {
     /// A playlist's items starting and ending, as `/agraph/event/item`
     /// (the playlist decodes through the `ffmpeg` plugin, as in agraph).
     func testPlaylistItemsArriveAsEvents() throws {
-        let (registry, _) = TestGraph.pluginRegistry()
-        guard registry["ffmpeg"] != nil else { throw XCTSkip("the ffmpeg decoder plugin is not built (build with --build-tests)") }
-        let dir = try TemporaryDirectory("agraph-osc-playlist")
-        for name in ["a.flac", "b.flac"] {
-            try writeSoundFile(dir.file(name), format: .flacInt24, channels: 1, sampleRate: 48000,
-                               samples: Synth.sine(frequency: 1000, amplitude: 0.5, sampleRate: 48000, frames: 9600))
-        }
-        let json = """
-            {"format": "agraph/1", "sampleRate": 48000,
-             "nodes": [{"id": "pl", "type": "playlist", "params": {"items": [{"path": "a.flac"}, {"path": "b.flac"}]}},
-                       {"id": "sink", "type": "null"}],
-             "links": [{"from": "pl", "to": "sink"}]}
-            """
-        let graph = try TestGraph.validate(json, registry: registry, directory: dir.path).get()
-        let compiled = try GraphCompiler.compile(graph, maxFrames: 480)
+        let (compiled, dir) = try PlaylistFixture.twoItems(folder: "agraph-osc-playlist")
+        defer { withExtendedLifetime(dir) {} }   // the items stay while the graph plays
         let control = ControlSurface(compiled: compiled, host: host)
         let server = try OSCServer(control: control, port: 0)
         defer { server.stop() }
