@@ -120,9 +120,10 @@ public final class DecodedMediaInput: AnalysisInput {
     deinit { _ = finish() }
 
     public func read(into buffer: UnsafeMutablePointer<Float>, frames count: Int) -> Int {
+        // This thread renders the blocks: marked audio while it renders one,
+        // its caller's role between blocks (waiting for jobs).
         let previousRole = ThreadRole.current
-        ThreadRole.mark(.audio)   // this thread renders the blocks
-        defer { ThreadRole.mark(previousRole == .main ? nil : previousRole) }
+        let between: ThreadRole? = previousRole == .main ? nil : previousRole
         var done = 0
         while done < count && !ended {
             if engine.worker.hasFailedJob {
@@ -131,7 +132,9 @@ public final class DecodedMediaInput: AnalysisInput {
             }
             let n = min(count - done, Self.blockFrames)
             engine.worker.waitUntilReady(frames: n)
+            ThreadRole.mark(.audio)
             engine.render(frames: n)
+            ThreadRole.mark(between)
             guard let bus = engine.outputs[step] else {
                 ended = true
                 break
