@@ -10,9 +10,9 @@ import Glibc
 public final class Wakeup: @unchecked Sendable {
     private let sem: UnsafeMutablePointer<sem_t>
 
-    /// [main-thread]
+    /// [main-thread | control-thread; OSC's reload makes the new graph's nodes on its thread]
     public init() {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         sem = .allocate(capacity: 1)
         sem_init(sem, 0, 0)
     }

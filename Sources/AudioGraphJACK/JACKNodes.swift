@@ -333,9 +333,10 @@ final class JACKInNode: RenderNode {
 
 extension NodeRegistry {
     /// This registry plus `jack-in` and `jack-out` bound to `binder`
-    /// (`NodeRegistry.standard().addingJACK()`). [main-thread]
+    /// (`NodeRegistry.standard().addingJACK()`). [main-thread | control-thread;
+    /// OSC's reload builds the registry on its thread]
     public func addingJACK(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         var r = self
         r.register(JACKInType(binder: binder))
         r.register(JACKOutType(binder: binder))

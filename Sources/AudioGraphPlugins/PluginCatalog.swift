@@ -275,9 +275,9 @@ public struct PluginCatalog: Sendable {
 extension NodeRegistry {
     /// Adds the catalog's types. A type whose id is already registered (a
     /// built-in) is not added; it is returned as a failure instead.
-    /// [main-thread]
+    /// [main-thread | control-thread; OSC's reload builds the registry on its thread]
     public mutating func register(plugins catalog: PluginCatalog) -> [PluginLoadFailure] {
-        ThreadRole.check(.main)
+        ThreadRole.check(.main, .control)
         var refused: [PluginLoadFailure] = []
         for t in catalog.types {
             if self[t.descriptor.typeID] != nil {

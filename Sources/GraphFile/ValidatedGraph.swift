@@ -26,11 +26,12 @@ public struct ValidatedGraph: Sendable {
         public var descriptor: NodeDescriptor { type.descriptor }
 
         /// A node added to a validated graph by the host (`agraph render -o`
-        /// adds a `file-out`), already resolved by its type. [main-thread]
+        /// adds a `file-out`), already resolved by its type. [main-thread | control-thread;
+        /// validation makes them, and OSC's reload validates on its thread]
         public init(id: String, type: any NodeType, parameters: NodeParameters, inputs: [Int], inputSourcePorts: [Int],
                     inputFormats: [StreamFormat], inputPorts: [String], outputPorts: [String] = [],
                     outputFormats: [StreamFormat] = [], pointer: JSONPointer = .root) {
-            ThreadRole.check(.main)
+            ThreadRole.check(.main, .control)
             self.id = id
             self.type = type
             self.parameters = parameters
