@@ -123,6 +123,17 @@ public final class HRTFSet: @unchecked Sendable {
             mysofa_free(loaded)
             throw HRTFSetError(path: path, reason: "libmysofa read it, but it is not one set of two-ear impulse responses at one rate (SimpleFreeFieldHRIR)")
         }
+        // libmysofa's interpolation reads Data.Delay without checking it: one
+        // pair for every measurement (M×R) or one for all (I×R), as SOFA's
+        // SimpleFreeFieldHRIR requires. A set without it (mysofa_check lets
+        // one through) or of another size would crash agraph at its first query.
+        let delays = UInt64(h.DataDelay.elements)
+        guard h.DataDelay.values != nil, delays == UInt64(h.R) || delays == UInt64(h.R) * UInt64(h.M) else {
+            mysofa_free(loaded)
+            throw HRTFSetError(path: path, reason: h.DataDelay.values == nil
+                ? "it has no Data.Delay (SimpleFreeFieldHRIR requires one: a pair of delays for every measurement or one for all)"
+                : "its Data.Delay holds \(delays) values; SimpleFreeFieldHRIR requires \(h.R) (one pair for all measurements) or \(UInt64(h.R) * UInt64(h.M)) (one pair per measurement)")
+        }
         // Read before anything can free the set: every message below names it.
         let declaredRate = Double(rate[0])
         if let problem = HRTFLimits.problem(fileRate: declaredRate, taps: Int(h.N), measurements: Int(h.M),

@@ -140,6 +140,14 @@ final class SOFALimitsTests: XCTestCase {
         XCTAssertEqual(o.status, 0, o.stderr)
     }
 
+    /// A set without `Data.Delay` (mysofa_check lets it through; its
+    /// interpolation then reads the missing delays at address 0: the fuzz
+    /// target's crash) is refused, naming what is missing.
+    func testASetWithoutDelaysIsRefusedNotACrash() throws {
+        let path = try sofa("no-delay", { try $0.renameVariable("Data.Delay", to: "Data.Delaz") })
+        assertRefused(try validate(path), path: path, saying: ["it has no Data.Delay", "SimpleFreeFieldHRIR requires one"])
+    }
+
     /// The real set with 2 bytes changed: at 0x57dc an attribute's
     /// dataspace of 1 element (`00 00 00 01`) declares 0x20000001
     /// (`20 00 00 01`), and libmysofa 1.3.1's `readDataDim` reads the

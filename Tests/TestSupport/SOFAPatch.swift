@@ -85,6 +85,21 @@ public struct SOFAPatch {
         bytes.replaceSubrange((at + prefix.count)..<(at + prefix.count + 10), with: padded)
     }
 
+    /// Renames the variable `name` to `newName` (the same length) wherever
+    /// the file spells it (its link in the root group and any attribute
+    /// naming it): libmysofa then finds no variable `name`.
+    public mutating func renameVariable(_ name: String, to newName: String) throws {
+        let old = Array(name.utf8), new = Array(newName.utf8)
+        guard old.count == new.count, old != new else { throw Failure.notFound("\(newName) is not another name of \(name)'s length") }
+        var from = 0, renamed = 0
+        while let at = find(old, from: from) {
+            bytes.replaceSubrange(at..<(at + old.count), with: new)
+            from = at + old.count
+            renamed += 1
+        }
+        guard renamed > 0 else { throw Failure.notFound("no variable named \(name)") }
+    }
+
     // MARK: HDF5
 
     /// The object header the root group's link `name` points to.
