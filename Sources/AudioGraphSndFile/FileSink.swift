@@ -189,10 +189,20 @@ final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
         self.drain = drain
         self.pending = pending
         chunkFrames = max(Self.chunkSamples / max(file.channels, 1), 1024)
-        buffer = .allocate(capacity: chunkFrames * file.channels)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunkFrames * file.channels)
+        self.buffer = buffer
+        let sources = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: max(file.channels, 1))
+        sources.initialize(repeating: UnsafePointer(buffer), count: max(file.channels, 1))
+        self.sources = sources
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        buffer.deallocate()
+        sources.deallocate()
+    }
+
+    /// Each channel's samples, for `writeDirect`'s interleaving.
+    private let sources: UnsafeMutablePointer<UnsafePointer<Float>>
 
     /// Offline: the node writes on the thread that renders. [main-thread; before rendering]
     private(set) var writesOnRenderThread = false
@@ -222,6 +232,18 @@ final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
             let at = from + done
             if channels == 2 && bus.channels >= 2 {
                 Kernels.interleave2(bus.channel(0) + at, bus.channel(1) + at, to: dst, count: n)
+            } else if bus.channels >= channels {
+                // A frame at a time: the output is written in order, each
+                // channel read in order (a channel at a time writes the
+                // chunk once per channel, at a stride).
+                for c in 0..<channels { sources[c] = UnsafePointer(bus.channel(c) + at) }
+                var i = 0, o = 0
+                while i < n {
+                    var c = 0
+                    while c < channels { dst[o + c] = sources[c][i]; c += 1 }
+                    i += 1
+                    o += channels
+                }
             } else {
                 for c in 0..<channels {
                     if c < bus.channels {
