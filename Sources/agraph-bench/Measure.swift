@@ -31,15 +31,21 @@ func cpuSeconds(_ u: rusage) -> Double {
     Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6
 }
 
-/// This process's CPU so far, all threads (RUSAGE_SELF). [any-thread]
+/// This process's CPU so far, user + system of all its threads: what
+/// getrusage(RUSAGE_SELF) sums, read from CLOCK_PROCESS_CPUTIME_ID to the
+/// nanosecond (rusage's user/system split is rounded to scheduler ticks). [any-thread]
 func processCPUSeconds() -> Double {
-    var u = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &u)
-    return cpuSeconds(u)
+    var t = timespec()
+    guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 else {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return cpuSeconds(u)
+    }
+    return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
 }
 
 /// Wall and CPU time of `body`, run in this process: the CPU is this
-/// process's (RUSAGE_SELF) delta, so it counts the engine's worker and
+/// process's delta (all threads, as RUSAGE_SELF), so it counts the engine's worker and
 /// reader threads too; nothing else runs in the bench meanwhile. [main-thread]
 func measureInProcess<T>(_ body: () -> T) -> (T, Sample) {
     let c0 = processCPUSeconds(), t0 = MonotonicClock.seconds()
