@@ -40,11 +40,19 @@ func writeStderr(_ text: String) { TextOutput.standard.writeErr(text) }
 /// (and plugin types clashing with built-in ones) is in `failures`.
 let pluginReport: PluginCatalog = NodeRegistry.withPlugins(.builtIn.addingJACK()).report
 
-/// Every node type the command line knows: built-in, JACK and plugins.
+/// The plugins' node types, loaded the first time a graph names a type the
+/// built-in ones do not include, or all types are listed: a graph of
+/// built-in nodes starts without loading any plugin (nor FFmpeg, which the
+/// `ffmpeg` decoder plugin links).
+let deferredPlugins = DeferredNodeTypes {
+    let builtIn = NodeRegistry.builtIn.addingJACK()
+    return (pluginReport.types.filter { !builtIn.registers($0.descriptor.typeID) }.map { $0 as any NodeType }, pluginReport.note)
+}
+
+/// Every node type the command line knows: built-in, JACK and plugins (deferred).
 func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
     var registry = NodeRegistry.builtIn.addingJACK(binder)
-    _ = registry.register(plugins: pluginReport)
-    registry.unavailableNote = pluginReport.note
+    registry.deferred = deferredPlugins
     return registry
 }
 
