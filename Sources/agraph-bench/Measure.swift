@@ -15,7 +15,8 @@ struct Sample {
     var wall: Double
     /// User + system CPU seconds (the process and every thread of it).
     var cpu: Double
-    /// Peak resident memory of a child process (ru_maxrss, KiB); 0 in-process.
+    /// Peak resident memory of a child process (KiB): its VmHWM read at its
+    /// exit when spawnMeasured was asked for it, else 0.
     var maxRSSKiB: Int = 0
 }
 
@@ -56,10 +57,19 @@ func measureInProcess<T>(_ body: () -> T) -> (T, Sample) {
 
 /// Runs a process to completion (stdin /dev/null) and reaps it with wait4:
 /// its exit status, wall clock from spawn to exit, CPU (user + system of
-/// all its threads and of the children it waited for) and peak memory.
-/// `environment` entries ("NAME=value") are added to this process's. [main-thread]
+/// all its threads and of the children it waited for) and, with
+/// `peakMemory`, its peak resident memory. `environment` entries
+/// ("NAME=value") are added to this process's.
+///
+/// Peak memory: wait4's ru_maxrss is no use here, since posix_spawn's child
+/// shares this process's memory until it execs and Linux keeps that
+/// memory's high-water mark in the child's ru_maxrss (sox would show this
+/// bench's 40+ MiB). So the child is traced (PTRACE_SEIZE with
+/// PTRACE_O_TRACEEXIT): stopped as it exits, its VmHWM (the high-water mark
+/// of its own memory since exec) is read from /proc, and it goes on; other
+/// stops pass their signal on. [main-thread]
 func spawnMeasured(_ path: String, _ args: [String], stdout: String, stderr: String,
-                   environment: [String] = []) -> ProcessRun {
+                   environment: [String] = [], peakMemory: Bool = false) -> ProcessRun {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -81,6 +91,32 @@ func spawnMeasured(_ path: String, _ args: [String], stdout: String, stderr: Str
     let spawned = envp.isEmpty ? posix_spawn(&pid, path, &actions, nil, argv, environ)
         : posix_spawn(&pid, path, &actions, nil, argv, &envp)
     guard spawned == 0 else { return ProcessRun(status: -1, sample: Sample(wall: 0, cpu: 0)) }
+    var peakKiB = 0
+    if peakMemory, let ptrace = Ptrace.function,
+       ptrace(Ptrace.seize, pid, nil, UnsafeMutableRawPointer(bitPattern: Ptrace.traceExit)) == 0 {
+        var st: Int32 = 0
+        while true {
+            if waitpid(pid, &st, Ptrace.waitAll) < 0 {
+                if errno == EINTR { continue }
+                return ProcessRun(status: -1, sample: Sample(wall: 0, cpu: 0))
+            }
+            if (st & 0xff) != 0x7f {
+                // Gone without the exit stop (killed): reaped here, its rusage with it.
+                let signal = st & 0x7f
+                return ProcessRun(status: signal == 0 ? (st >> 8) & 0xff : 128 + signal,
+                                  sample: Sample(wall: MonotonicClock.seconds() - start, cpu: 0))
+            }
+            let signal = (st >> 8) & 0xff, event = (st >> 16) & 0xff
+            if event == Ptrace.eventExit {
+                peakKiB = Ptrace.vmHWM(pid)
+                _ = ptrace(Ptrace.detach, pid, nil, nil)
+                break
+            }
+            // A signal-delivery stop (or another event): let it go on, with its signal.
+            let pass = event != 0 || signal == SIGTRAP ? 0 : Int(signal)
+            _ = ptrace(Ptrace.cont, pid, nil, UnsafeMutableRawPointer(bitPattern: pass))
+        }
+    }
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 {
@@ -89,7 +125,25 @@ func spawnMeasured(_ path: String, _ args: [String], stdout: String, stderr: Str
     let elapsed = MonotonicClock.seconds() - start
     let signal = status & 0x7f
     return ProcessRun(status: signal == 0 ? (status >> 8) & 0xff : 128 + signal,
-                      sample: Sample(wall: elapsed, cpu: cpuSeconds(usage), maxRSSKiB: Int(usage.ru_maxrss)))
+                      sample: Sample(wall: elapsed, cpu: cpuSeconds(usage), maxRSSKiB: peakKiB))
+}
+
+/// ptrace, looked up in the C library (variadic there, so not exported to
+/// Swift; called with its four arguments, as the x86-64 and AArch64 ABIs allow).
+enum Ptrace {
+    typealias Function = @convention(c) (Int32, pid_t, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int
+    static let function: Function? = dlopen(nil, RTLD_NOW).flatMap { dlsym($0, "ptrace") }.map { unsafeBitCast($0, to: Function.self) }
+    static let cont: Int32 = 7, detach: Int32 = 17, seize: Int32 = 0x4206
+    static let traceExit = 0x40        // PTRACE_O_TRACEEXIT
+    static let eventExit: Int32 = 6    // PTRACE_EVENT_EXIT
+    static let waitAll: Int32 = 0x4000_0000   // __WALL
+
+    /// VmHWM of /proc/PID/status, KiB (0 if unreadable). [main-thread]
+    static func vmHWM(_ pid: pid_t) -> Int {
+        guard let text = readText("/proc/\(pid)/status"),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Int(line.dropFirst(6).filter(\.isNumber)) ?? 0
+    }
 }
 
 // MARK: - load average
@@ -202,9 +256,9 @@ func runInTurns(_ jobs: inout [TimedJob], runs: Int) {
 /// that writes anew), then runs it; exit statuses in `okStatuses` count as
 /// success. [main-thread]
 func processRun(_ path: String, _ args: [String], outputs: [String], stdout: String = "/dev/null", stderr: String,
-                okStatuses: Set<Int32> = [0], environment: [String] = []) -> Result<Sample, BenchError> {
+                okStatuses: Set<Int32> = [0], environment: [String] = [], peakMemory: Bool = false) -> Result<Sample, BenchError> {
     for o in outputs { removePath(o) }
-    let r = spawnMeasured(path, args, stdout: stdout, stderr: stderr, environment: environment)
+    let r = spawnMeasured(path, args, stdout: stdout, stderr: stderr, environment: environment, peakMemory: peakMemory)
     guard okStatuses.contains(r.status) else {
         let text = (readText(stderr) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
         return .failure(BenchError(message: "exit \(r.status): \(text)"))

@@ -14,7 +14,7 @@ struct StartupBench: ParsableCommand {
         abstract: "Start-up: agraph --version, agraph validate, agraph render of a 1 s tone (whole process and to the first block) against sox and ffmpeg making the same file.",
         discussion: """
             Every job is a whole process (wall clock from posix_spawn to exit, CPU user + system from \
-            wait4, peak memory), the jobs taking turns run by run: `agraph --version`; `agraph validate \
+            wait4), the jobs taking turns run by run: `agraph --version`; `agraph validate \
             SMALL.json` (test-tone → file-out); `agraph render` of that graph, a 1 s 1 kHz sine to a \
             48 kHz mono float32 WAV; `agraph render` of one block of it (--duration = one block: \
             spawn → main → validated → compiled → first block → file closed → exit, an upper bound on \
@@ -145,18 +145,16 @@ struct StartupBench: ParsableCommand {
         }
         let nameWidth = jobs.map(\.name.count).max() ?? 10
         print(pad("job (whole process)", nameWidth, right: false) + pad("wall ms: median", 17) + pad("min", 8)
-              + pad("CPU ms: median", 16) + pad("min", 8) + pad("peak MiB", 10) + "  check")
-        print(String(repeating: "-", count: nameWidth + 17 + 8 + 16 + 8 + 10 + 2 + 16))
+              + pad("CPU ms: median", 16) + pad("min", 8) + "  check")
+        print(String(repeating: "-", count: nameWidth + 17 + 8 + 16 + 8 + 2 + 16))
         for j in jobs {
             guard j.usable else {
-                print(pad(j.name, nameWidth, right: false) + pad("-", 17) + pad("-", 8) + pad("-", 16) + pad("-", 8) + pad("-", 10) + "  " + j.status)
+                print(pad(j.name, nameWidth, right: false) + pad("-", 17) + pad("-", 8) + pad("-", 16) + pad("-", 8) + "  " + j.status)
                 continue
             }
             let w = j.wall, c = j.cpu
-            let rss = Stats(j.samples.map { Double($0.maxRSSKiB) / 1024 })
             print(pad(j.name, nameWidth, right: false) + pad(formatFixed(w.median * 1000, 2), 17) + pad(formatFixed(w.min * 1000, 2), 8)
-                  + pad(formatFixed(c.median * 1000, 2), 16) + pad(formatFixed(c.min * 1000, 2), 8)
-                  + pad(formatFixed(rss.median, 1), 10) + "  " + j.status)
+                  + pad(formatFixed(c.median * 1000, 2), 16) + pad(formatFixed(c.min * 1000, 2), 8) + "  " + j.status)
         }
         if !phases.figures.isEmpty {
             func ms(_ xs: [Double]) -> String {
