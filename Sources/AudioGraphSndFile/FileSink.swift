@@ -232,6 +232,17 @@ final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
             let at = from + done
             if channels == 2 && bus.channels >= 2 {
                 Kernels.interleave2(bus.channel(0) + at, bus.channel(1) + at, to: dst, count: n)
+            } else if channels == 6 && bus.channels >= 6 {
+                // 5.1: six loads and stores per frame, no inner loop.
+                let p0 = bus.channel(0) + at, p1 = bus.channel(1) + at, p2 = bus.channel(2) + at
+                let p3 = bus.channel(3) + at, p4 = bus.channel(4) + at, p5 = bus.channel(5) + at
+                var i = 0, o = 0
+                while i < n {
+                    dst[o] = p0[i]; dst[o + 1] = p1[i]; dst[o + 2] = p2[i]
+                    dst[o + 3] = p3[i]; dst[o + 4] = p4[i]; dst[o + 5] = p5[i]
+                    i += 1
+                    o += 6
+                }
             } else if bus.channels >= channels {
                 // A frame at a time: the output is written in order, each
                 // channel read in order (a channel at a time writes the
