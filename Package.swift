@@ -376,7 +376,7 @@ let package = Package(
             // talk to agraph through the C ABI only.
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-lFoundation", "-lFoundationInternationalization",
                                            "-lFoundationEssentials", "-lCoreFoundation", "-l_FoundationICU",
-                                           "-l_FoundationCShims", "-l_FoundationCollections", "-lstdc++"])]
+                                           "-l_FoundationCShims", "-l_FoundationCollections", "-lstdc++", "-Xlinker", "-no-pie"])]
         ),
         // C: libmysofa's mysofa_load and mysofa_check on one file under
         // resource limits (RLIMIT_AS, RLIMIT_CPU); HRTFSet spawns it.

@@ -74,6 +74,7 @@ func loadGraph(_ path: String, registry: NodeRegistry = standardRegistry(),
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Check graph files; report every problem with its file, line, JSON pointer and node.")
 
     @Argument(help: "Graph files.") var graphs: [String]
@@ -129,6 +130,7 @@ extension Validate {
 
 struct Nodes: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "nodes",
         abstract: "List node types, or describe one: ports, parameters, types, ranges, defaults, units.")
 
     @Argument(help: "A node type to describe.") var type: String?
@@ -179,6 +181,7 @@ struct Nodes: ParsableCommand {
 
 struct Dot: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "dot",
         abstract: "Print a graph as Graphviz dot (e.g. agraph dot g.json | dot -Tpng > g.png).")
 
     @Argument(help: "Graph file.") var graph: String
@@ -190,6 +193,7 @@ struct Dot: ParsableCommand {
 
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "schema",
         abstract: "Print the JSON Schema of the graph format, with the plugin node types found (docs/graph.schema.json).")
 
     func run() throws {

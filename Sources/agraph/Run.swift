@@ -12,6 +12,7 @@ import Glibc
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Play a graph live inside a JACK client.",
         discussion: """
             Joins the running JACK server, or starts an embedded one (jackd --no-realtime -d dummy) when \
