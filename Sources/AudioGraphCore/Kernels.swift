@@ -70,6 +70,17 @@ public enum Kernels {
         while i < count { dst[i] *= gain; i += 1 }
     }
 
+    /// `dst[i] *= g(i)`, `g` as in `copyRamped`: a ramp in place (one
+    /// pointer, so that the loop vectorizes; `copyRamped` with `src == dst`
+    /// takes the scalar path of the vectorizer's overlap check).
+    @inlinable @_noLocks
+    public static func scaleRamped(_ dst: UnsafeMutablePointer<Float>, count: Int, from: Float, step: Float) -> Float {
+        var g = from
+        var i = 0
+        while i < count { g += step; dst[i] *= g; i += 1 }
+        return g
+    }
+
     /// `dst[i] = src[i] * g(i)` where `g` moves linearly from `from` by
     /// `step` per sample (a gain ramp). Returns the gain after the last sample.
     @inlinable @_noLocks

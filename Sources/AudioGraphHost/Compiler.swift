@@ -233,6 +233,11 @@ public struct ParameterHandle: Sendable, CustomStringConvertible {
 
 /// Builds engines from validated graphs. [main-thread]
 public enum GraphCompiler {
+    /// Offline graphs of at least this many steps prefetch each step's
+    /// memory `offlinePrefetchDistance` steps ahead (`Engine.prefetchDistance`);
+    /// smaller ones stay in the caches.
+    public static let offlinePrefetchSteps = 512
+    public static let offlinePrefetchDistance = 2
 
     /// - Parameters:
     ///   - maxFrames: the largest block the host will render.
@@ -287,6 +292,9 @@ public enum GraphCompiler {
                                 latencyCompensation: graph.latencyCompensation,
                                 reusing: keeping.map { EngineReuse(old: $0.old.engine, keptFrom: keptFrom) },
                                 reuseBuses: reuseBuses ?? (!live && keeping == nil))
+        // Offline, a large graph's node objects no longer stay in the
+        // caches from one block to the next: fetch each step's ahead.
+        if !live && steps.count >= offlinePrefetchSteps { engine.prefetchDistance = offlinePrefetchDistance }
         return CompiledGraph(graph: graph, engine: engine, notices: notices)
     }
 }

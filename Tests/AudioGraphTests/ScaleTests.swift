@@ -68,6 +68,43 @@ final class ScaleTests: XCTestCase {
         XCTAssertTrue(separate == out, "the same samples with a bus per output")
     }
 
+    /// Gains in place ramping to new values (live changes): the same
+    /// samples as with a bus per output, block for block.
+    func testGainsInPlaceRampTheSameAsWithTheirOwnBuses() throws {
+        var nodes = [Self.tone], links: [String] = []
+        var previous = "src"
+        for i in 0..<4 {
+            nodes.append(#"{"id": "g\#(i)", "type": "gain", "params": {"gain": \#(-Double(i))}}"#)
+            links.append(#"{"from": "\#(previous)", "to": "g\#(i)"}"#)
+            previous = "g\(i)"
+        }
+        nodes.append(#"{"id": "n", "type": "null"}"#)
+        links.append(#"{"from": "\#(previous)", "to": "n"}"#)
+        let g = try TestGraph.validate(graph(nodes, links))
+        let shared = try GraphCompiler.compile(g, maxFrames: 256)
+        let separate = try GraphCompiler.compile(g, maxFrames: 256, reuseBuses: false)
+        XCTAssertEqual(shared.engine.busCount, 1, "the source's bus, every gain in place")
+        XCTAssertEqual(separate.engine.busCount, 5)
+        var a: [Float] = [], b: [Float] = []
+        for block in 0..<40 {
+            if block == 3 || block == 17 {
+                for c in [shared, separate] {
+                    try c.set("g1.gain", block == 3 ? -9 : 4)
+                    try c.set("g3.mute", block == 3 ? 1 : 0)
+                }
+            }
+            shared.engine.render(frames: 200)
+            separate.engine.render(frames: 200)
+            for c in 0..<2 {
+                a += Array(UnsafeBufferPointer(start: shared.engine.outputs[4]!.channel(c), count: 200))
+                b += Array(UnsafeBufferPointer(start: separate.engine.outputs[4]!.channel(c), count: 200))
+            }
+        }
+        XCTAssertTrue(a == b, "in place and with their own buses, ramps included")
+        XCTAssertGreaterThan(SignalAnalysis.rms(Array(a.suffix(400))), 0.05, "unmuted again at the end")
+        XCTAssertLessThan(SignalAnalysis.rms(Array(a[(12 * 400)..<(16 * 400)])), 1e-6, "muted in between")
+    }
+
     /// One source read by eight two-gain branches and by the mixer itself,
     /// after them all: its bus must outlive every branch; branch buses are
     /// reused (the source's readers cannot write in place).
