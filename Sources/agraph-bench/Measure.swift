@@ -16,7 +16,8 @@ struct Sample {
     /// User + system CPU seconds (the process and every thread of it).
     var cpu: Double
     /// Peak resident memory of a child process (KiB): its VmHWM read at its
-    /// exit when spawnMeasured was asked for it, else 0.
+    /// exit when spawnMeasured was asked for it (-1 when it could not be
+    /// read: ptrace refused), else 0.
     var maxRSSKiB: Int = 0
 }
 
@@ -91,7 +92,7 @@ func spawnMeasured(_ path: String, _ args: [String], stdout: String, stderr: Str
     let spawned = envp.isEmpty ? posix_spawn(&pid, path, &actions, nil, argv, environ)
         : posix_spawn(&pid, path, &actions, nil, argv, &envp)
     guard spawned == 0 else { return ProcessRun(status: -1, sample: Sample(wall: 0, cpu: 0)) }
-    var peakKiB = 0
+    var peakKiB = peakMemory ? -1 : 0   // -1: asked for and not measured (ptrace refused)
     if peakMemory, let ptrace = Ptrace.function,
        ptrace(Ptrace.seize, pid, nil, UnsafeMutableRawPointer(bitPattern: Ptrace.traceExit)) == 0 {
         var st: Int32 = 0

@@ -230,12 +230,15 @@ struct ScaleBench: ParsableCommand {
                 let perNode = (r.cpu.median - baseRenderCPU) / Double(c.added) / seconds * 1e6
                 if first == nil { first = perNode }
                 let rss = Stats(j.samples.map { Double($0.maxRSSKiB) }).median
+                let unmeasured = j.samples.contains { $0.maxRSSKiB < 0 } || base.samples.contains { $0.maxRSSKiB < 0 }
                 let perNodeKiB = (rss - baseRSS) / Double(c.added)
                 let ratio = perNode / (first ?? perNode)
                 table.append(["\(c.n)", "\(c.added)", formatFixed(j.wall.median, 2), formatFixed(seconds / j.wall.median, 1) + "x",
                               formatFixed(j.cpu.median, 2), formatFixed(perNodeProcess, 2), formatFixed(r.cpu.median, 3),
-                              formatFixed(perNode, 2), formatFixed(ratio, 2), formatFixed(rss / 1024, 1), formatFixed(perNodeKiB, 2)])
-                let memory = rss - baseRSS < 1024 ? "within the noise (Δ < 1 MiB)" : (perNodeKiB < 1 ? "met" : "NOT met")
+                              formatFixed(perNode, 2), formatFixed(ratio, 2), unmeasured ? "-" : formatFixed(rss / 1024, 1),
+                              unmeasured ? "-" : formatFixed(perNodeKiB, 2)])
+                let memory = unmeasured ? "not measured (ptrace refused: no exit stop to read VmHWM)"
+                    : rss - baseRSS < 1024 ? "within the noise (Δ < 1 MiB)" : (perNodeKiB < 1 ? "met" : "NOT met")
                 verdicts.append("N = \(c.n): render only \(formatFixed(perNode, 2)) µs/node/audio s, ÷ first N \(formatFixed(ratio, 2)) "
                                 + "(aim ≤ 1.50: \(ratio <= 1.5 ? "met" : "NOT met")); \(formatFixed(perNodeKiB, 2)) KiB/node (aim < 1 KiB: \(memory))")
             }
