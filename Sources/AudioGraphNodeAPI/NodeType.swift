@@ -235,8 +235,9 @@ public struct NodeRegistry: Sendable {
     public var deferred: DeferredNodeTypes?
 
     /// Every type: the registered ones, then the deferred ones (loading
-    /// them). [main-thread | control-thread when there are deferred types]
+    /// them). [main-thread | control-thread; loads the deferred types the first time]
     public var types: [any NodeType] {
+        ThreadRole.check(.main, .control)
         guard let deferred else { return own }
         let ids = Set(own.map(\.descriptor.typeID))
         return own + deferred.loaded.types.filter { !ids.contains($0.descriptor.typeID) }
@@ -265,8 +266,9 @@ public struct NodeRegistry: Sendable {
     }
 
     /// The type `typeID`: a registered one, else a deferred one (loading
-    /// them the first time). [main-thread | control-thread when there are deferred types]
+    /// them the first time). [main-thread | control-thread; loads the deferred types the first time]
     public subscript(typeID: String) -> (any NodeType)? {
+        ThreadRole.check(.main, .control)
         if let t = own.first(where: { $0.descriptor.typeID == typeID }) { return t }
         return deferred?.loaded.types.first { $0.descriptor.typeID == typeID }
     }
@@ -294,7 +296,7 @@ public final class DeferredNodeTypes: Sendable {
     /// Whether the types are loaded yet. [any-thread]
     public var isLoaded: Bool { state.withLock { $0 != nil } }
 
-    /// The types, loaded the first time. [any-thread but the audio thread]
+    /// The types, loaded the first time. [any-thread; not the audio thread: the first call loads them]
     public var loaded: (types: [any NodeType], note: String?) {
         state.withLock { s in
             if let s { return s }
