@@ -153,7 +153,7 @@ final class CLITests: XCTestCase {
         let text = run.stdout
         XCTAssertTrue(text.hasPrefix("mixer (processor"), text)
         XCTAssertTrue(text.contains("in0 … inN-1"), text)
-        for fact in ["inputs: integer, 1…64", "default 2",
+        for fact in ["inputs: integer, 1…65536", "default 2",
                      "gains: array of numbers, -144…48, dB, optional, live",
                      "mutes: array of booleans, optional, live",
                      "outputGain: number, -144…48, dB, default 0, live"] {
