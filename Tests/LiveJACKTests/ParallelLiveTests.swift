@@ -14,15 +14,16 @@ import Glibc
 final class ParallelLiveTests: LiveTestCase {
     /// Two mono branches, each a tone through two filters and a gain, each
     /// to a `jack-out` of its own (recorder inputs 1 and 2); one second.
-    static func twoBranchGraph(threads: String) -> String {
+    static func twoBranchGraph(threads: String, duration: String = #", "duration": 1"#, filter: String = "low-pass",
+                               stores: [String] = ["1", "2"]) -> String {
         func branch(_ k: Int, _ f: Double) -> String {
             #"""
-            {"id": "t\#(k)", "type": "test-tone", "params": {"waveform": "saw", "frequency": \#(f), "level": -12, "channels": 1, "duration": 1}},
-            {"id": "lp\#(k)", "type": "filter", "params": {"type": "low-pass", "frequency": \#(f * 4), "q": 0.9}},
+            {"id": "t\#(k)", "type": "test-tone", "params": {"waveform": "saw", "frequency": \#(f), "level": -12, "channels": 1\#(duration)}},
+            {"id": "lp\#(k)", "type": "filter", "params": {"type": "\#(filter)", "frequency": \#(f * 4), "q": 0.9}},
             {"id": "pk\#(k)", "type": "filter", "params": {"type": "peaking", "frequency": \#(f * 2), "q": 2, "gain": 6}},
             {"id": "g\#(k)", "type": "gain", "params": {"gain": -3}},
             {"id": "out\#(k)", "type": "jack-out", "params": {"ports": ["out_\#(k)"]}},
-            {"id": "cap\#(k)", "type": "capture", "params": {"store": "\#(k)"}}
+            {"id": "cap\#(k)", "type": "capture", "params": {"store": "\#(stores[k - 1])"}}
             """#
         }
         func links(_ k: Int) -> String {
@@ -88,6 +89,34 @@ final class ParallelLiveTests: LiveTestCase {
             XCTAssertNil(firstMismatch(two[k], one[k]), "branch \(k + 1): the same samples on two threads as on one")
         }
         XCTAssertNotNil(firstMismatch(one[0], one[1]), "two different branches")
+    }
+
+    func testAReloadedEngineRendersOnTheSameThreads() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        // The new graph's captures record into stores of their own (a store
+        // is prepared by the node that records into it).
+        let stores = ["1": CaptureStore(capacityFrames: 48000 * 20), "2": CaptureStore(capacityFrames: 48000 * 20),
+                      "3": CaptureStore(capacityFrames: 48000 * 20), "4": CaptureStore(capacityFrames: 48000 * 20)]
+        let live = try startGraph(Self.twoBranchGraph(threads: "2", duration: ""), server: server.name,
+                                  registry: { Self.registry($0, stores) })
+        defer { live.stop() }
+        XCTAssertTrue(live.engine.rendersInParallel)
+        let helpers = try XCTUnwrap(live.renderThreads)
+        XCTAssertTrue(waitUntil(timeout: 5) { stores["1"]!.frames > 4800 })
+        // Another filter type: both branches' filters are rebuilt.
+        let binder = live.binder
+        let next = try GraphValidator(registry: Self.registry(binder, stores))
+            .validate(bytes: Array(Self.twoBranchGraph(threads: "2", duration: "", filter: "high-pass", stores: ["3", "4"]).utf8),
+                      file: "live.json", directory: dir.path).get()
+        let report = try live.reload(graph: next)
+        XCTAssertTrue(report.swapped)
+        XCTAssertTrue(Set(report.replaced).isSuperset(of: ["lp1", "lp2"]), "\(report)")
+        XCTAssertTrue(live.engine.rendersInParallel, "the new engine renders in parallel")
+        XCTAssertTrue(live.renderThreads === helpers, "on the same helper")
+        XCTAssertEqual(Self.renderThreadCount(), 1)
+        XCTAssertTrue(waitUntil(timeout: 5) { stores["3"]!.frames > 9600 && stores["4"]!.frames > 9600 }, "both branches go on after the swap")
+        XCTAssertGreaterThan(SignalAnalysis.rmsDBFS(stores["4"]!.samples(0)), -40)
     }
 
     func testABadThreadsValueIsRefusedNamingItsPath() throws {
