@@ -32,6 +32,9 @@ struct ParallelBench: ParsableCommand {
     @Option(help: "Thread counts to compare, comma-separated; the first is the reference.") var threads: String = "1,2"
     @Flag(help: "Run the dummy jackd real-time (-R: SCHED_FIFO process thread; the helpers get its priority); needs the right to SCHED_FIFO.")
     var realtime = false
+    @Option(help: ArgumentHelp("A CPU wake-up latency request held for the whole run, as agraph-bench live: 0 (the default, when it can be held) keeps idle CPUs polling, so a helper woken within the cycle starts at once; none: no request.", valueName: "µs|none"))
+    var cpuDMALatency: String?
+    @Option(help: "Blocks per in-process turn (engine.render alone, no JACK); 0 skips that part.") var blocks: Int = 4000
 
     func threadList() throws -> [Int] {
         let xs = threads.split(separator: ",").map { Int($0.trimmingCharacters()) }
@@ -48,6 +51,7 @@ struct ParallelBench: ParsableCommand {
         if !(1...50).contains(rounds) { throw ValidationError("--rounds must be in 1…50") }
         if !(16...8192).contains(period) { throw ValidationError("--period must be in 16…8192") }
         if !(1...64).contains(objects) { throw ValidationError("--objects must be in 1…64") }
+        if !(0...1_000_000).contains(blocks) { throw ValidationError("--blocks must be in 0…1000000") }
     }
 
     /// The two-branch graph at `threads` threads.
@@ -64,6 +68,45 @@ struct ParallelBench: ParsableCommand {
             links.append(#"{"from": "src\#(k)", "to": "bin\#(k)"}, {"from": "bin\#(k)", "to": "out\#(k)"}"#)
         }
         return #"{"format": "agraph/1", "name": "parallel", "sampleRate": 48000, "threads": \#(threads), "nodes": [\#(nodes.joined(separator: ", "))], "links": [\#(links.joined(separator: ", "))]}"#
+    }
+
+    /// The same graph compiled as live (buses for 8192 frames, jack-out
+    /// unbound), `engine.render(frames: period)` alone on this thread and
+    /// the helpers, `blocks` blocks per turn, the counts taking turns over
+    /// the rounds: wall time and process CPU per block.
+    func renderAlone(counts: [Int]) {
+        print("")
+        print("in-process: engine.render(frames: \(period)) alone, \(blocks) blocks per turn after 200 warm-up, \(rounds) round\(rounds == 1 ? "" : "s")")
+        var walls = [[Double]](repeating: [], count: counts.count)
+        var cpus = [[Double]](repeating: [], count: counts.count)
+        for _ in 0..<rounds {
+            for (j, t) in counts.enumerated() {
+                let binder = JACKPortBinder()
+                guard case .success(let g) = GraphValidator(registry: .builtIn.addingJACK(binder))
+                        .validate(bytes: Array(graphJSON(threads: t).utf8), file: "parallel.json", directory: "/tmp"),
+                      let compiled = try? GraphCompiler.compile(g, maxFrames: RunningGraph.Options().maxFrames, live: true) else {
+                    print("  FAILED to compile the graph")
+                    return
+                }
+                let engine = compiled.engine
+                let helpers = t > 1 ? try? RenderThreads(helpers: t - 1) : nil
+                engine.useRenderThreads(helpers)
+                for _ in 0..<200 { engine.render(frames: period) }
+                let cpu0 = CPUTime.process("self"), t0 = MonotonicClock.nanoseconds()
+                for _ in 0..<blocks { engine.render(frames: period) }
+                let t1 = MonotonicClock.nanoseconds(), cpu1 = CPUTime.process("self")
+                helpers?.stop()
+                walls[j].append(Double(t1 - t0) / Double(blocks) / 1000)
+                if let a = cpu0, let b = cpu1 { cpus[j].append(Double((b - a).ns) / Double(blocks) / 1000) }
+            }
+        }
+        func median(_ xs: [Double]) -> Double { xs.isEmpty ? .nan : xs.sorted()[xs.count / 2] }
+        for (j, t) in counts.enumerated() {
+            let ratio = j == 0 ? "" : "; × \(formatFixed(median(zip(walls[j], walls[0]).map { $0 / $1 }), 2)) wall, × \(formatFixed(median(zip(cpus[j], cpus[0]).map { $0 / $1 }), 2)) CPU against \(counts[0])"
+            print("  threads \(t): \(formatFixed(median(walls[j]), 1)) µs per block wall (rounds: \(walls[j].map { formatFixed($0, 1) }.joined(separator: ", "))), "
+                  + "process CPU \(formatFixed(median(cpus[j]), 1)) µs per block\(ratio)")
+        }
+        print("")
     }
 
     static func loadAverage() -> String {
@@ -89,6 +132,9 @@ struct ParallelBench: ParsableCommand {
               + "\(Live.sampleRate / 1000) kHz\(realtime ? " real-time" : ", not real-time"), period \(period) (\(formatFixed(budget, 1)) µs per cycle), "
               + "\(formatFixed(seconds, 0)) s per row after \(formatFixed(warmup, 1)) s warm-up, \(rounds) round\(rounds == 1 ? "" : "s") of threads \(counts.map(String.init).joined(separator: ", "))")
         print("machine: \(machineDescription()); load average before: \(Self.loadAverage())")
+        let latencyRequest = try holdCPULatency(cpuDMALatency)
+        defer { latencyRequest?.release() }
+        if blocks > 0 { renderAlone(counts: counts) }
         let window = Window(seconds: seconds, warmup: warmup, period: period, jackdPID: server.process.processIdentifier)
         var bench = try Live.parse([])
         bench.noExternal = true

@@ -13,21 +13,20 @@ import Glibc
 /// and is gone after `stop`; a bad `"threads"` is refused naming its path.
 final class ParallelLiveTests: LiveTestCase {
     /// Two mono branches, each a tone through two filters and a gain, each
-    /// to a `jack-out` of its own (recorder inputs 1 and 2); one second.
+    /// to a `jack-out` of its own and a `capture` (stores 1 and 2); one second.
     static func twoBranchGraph(threads: String, duration: String = #", "duration": 1"#, filter: String = "low-pass",
-                               stores: [String] = ["1", "2"]) -> String {
+                               stores: [String] = ["1", "2"], captures: Bool = true) -> String {
         func branch(_ k: Int, _ f: Double) -> String {
             #"""
             {"id": "t\#(k)", "type": "test-tone", "params": {"waveform": "saw", "frequency": \#(f), "level": -12, "channels": 1\#(duration)}},
             {"id": "lp\#(k)", "type": "filter", "params": {"type": "\#(filter)", "frequency": \#(f * 4), "q": 0.9}},
             {"id": "pk\#(k)", "type": "filter", "params": {"type": "peaking", "frequency": \#(f * 2), "q": 2, "gain": 6}},
             {"id": "g\#(k)", "type": "gain", "params": {"gain": -3}},
-            {"id": "out\#(k)", "type": "jack-out", "params": {"ports": ["out_\#(k)"]}},
-            {"id": "cap\#(k)", "type": "capture", "params": {"store": "\#(stores[k - 1])"}}
-            """#
+            {"id": "out\#(k)", "type": "jack-out", "params": {"ports": ["out_\#(k)"]}}
+            """# + (captures ? #", {"id": "cap\#(k)", "type": "capture", "params": {"store": "\#(stores[k - 1])"}}"# : "")
         }
         func links(_ k: Int) -> String {
-            #"{"from": "t\#(k)", "to": "lp\#(k)"}, {"from": "lp\#(k)", "to": "pk\#(k)"}, {"from": "pk\#(k)", "to": "g\#(k)"}, {"from": "g\#(k)", "to": "out\#(k)"}, {"from": "g\#(k)", "to": "cap\#(k)"}"#
+            #"{"from": "t\#(k)", "to": "lp\#(k)"}, {"from": "lp\#(k)", "to": "pk\#(k)"}, {"from": "pk\#(k)", "to": "g\#(k)"}, {"from": "g\#(k)", "to": "out\#(k)"}"# + (captures ? #", {"from": "g\#(k)", "to": "cap\#(k)"}"# : "")
         }
         return """
             {"format": "agraph/1", "name": "two-branches", "sampleRate": 48000, "threads": \(threads), "nodes": [
@@ -117,6 +116,23 @@ final class ParallelLiveTests: LiveTestCase {
         XCTAssertEqual(Self.renderThreadCount(), 1)
         XCTAssertTrue(waitUntil(timeout: 5) { stores["3"]!.frames > 9600 && stores["4"]!.frames > 9600 }, "both branches go on after the swap")
         XCTAssertGreaterThan(SignalAnalysis.rmsDBFS(stores["4"]!.samples(0)), -40)
+    }
+
+    func testAgraphRunThreadsOverridesTheGraphAndSaysSo() throws {
+        let server = try TestJACKServer()
+        defer { server.stop() }
+        // Without the capture nodes: the CLI has no test stores.
+        let json = Self.twoBranchGraph(threads: "1", captures: false)
+        XCTAssertFalse(json.contains("capture"), json)
+        let cli = try startAgraphRun(try writeGraph(json), server: server, ["--quiet", "--threads", "2"])
+        defer { cli.kill() }
+        XCTAssertNotNil(cli.waitForStderr("rendering on 2 threads", timeout: 5), cli.stderr)
+        assertExitsCleanly(cli)
+        XCTAssertFalse(cli.stderr.contains("no independent branches"), cli.stderr)
+        let bad = try CLIProcess(["run", "g.json", "--threads", "zero"], directory: dir.path)
+        XCTAssertTrue(bad.waitForExit(timeout: 10))
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains("--threads must be"), bad.stderr)
     }
 
     func testABadThreadsValueIsRefusedNamingItsPath() throws {
