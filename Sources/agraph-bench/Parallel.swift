@@ -76,7 +76,18 @@ struct ParallelBench: ParsableCommand {
     /// the rounds: wall time and process CPU per block.
     func renderAlone(counts: [Int]) {
         print("")
-        print("in-process: engine.render(frames: \(period)) alone, \(blocks) blocks per turn after 200 warm-up, \(rounds) round\(rounds == 1 ? "" : "s")")
+        // With --realtime, this thread and the helpers run SCHED_FIFO, as
+        // JACK's process thread and the helpers would.
+        var before = sched_param(), policy: Int32 = 0
+        pthread_getschedparam(pthread_self(), &policy, &before)
+        if realtime {
+            var p = sched_param()
+            p.sched_priority = Self.realtimePriority
+            if pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) != 0 { print("  (SCHED_FIFO refused: ordinary scheduling)") }
+        }
+        defer { pthread_setschedparam(pthread_self(), policy, &before) }
+        print("in-process: engine.render(frames: \(period)) alone, \(blocks) blocks per turn after 200 warm-up, \(rounds) round\(rounds == 1 ? "" : "s")"
+              + (realtime ? ", SCHED_FIFO \(Self.realtimePriority)" : ", ordinary scheduling"))
         var walls = [[Double]](repeating: [], count: counts.count)
         var cpus = [[Double]](repeating: [], count: counts.count)
         for _ in 0..<rounds {
@@ -89,7 +100,7 @@ struct ParallelBench: ParsableCommand {
                     return
                 }
                 let engine = compiled.engine
-                let helpers = t > 1 ? try? RenderThreads(helpers: t - 1) : nil
+                let helpers = t > 1 ? try? RenderThreads(helpers: t - 1, realtimePriority: realtime ? Self.realtimePriority : nil) : nil
                 engine.useRenderThreads(helpers)
                 for _ in 0..<200 { engine.render(frames: period) }
                 let cpu0 = CPUTime.process("self"), t0 = MonotonicClock.nanoseconds()
@@ -108,6 +119,10 @@ struct ParallelBench: ParsableCommand {
         }
         print("")
     }
+
+    /// The in-process part's priority with --realtime (a JACK client's
+    /// process thread under `jackd -R -P 70` runs at 65 or so).
+    static let realtimePriority: Int32 = 65
 
     static func loadAverage() -> String {
         (readText("/proc/loadavg") ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
