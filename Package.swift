@@ -32,22 +32,24 @@
 //   CSoxr, CEBUR128    libsoxr and libebur128 (pkg-config)
 //   AudioGraphBinaural the `binaural` renderer: HRTFs from a SOFA file (libmysofa), uniformly
 //                      partitioned FFT convolution (av_tx), head rotation crossfaded off a worker
-//   CMySOFA, CAVUtil   libmysofa and libavutil alone (pkg-config)
+//   CMySOFA, CAVUtil   libmysofa and libavutil alone (headers; loaded on first use, CLazyLibs)
+//   CLazyLibs          C: FFmpeg, lilv, serd, libmysofa, liblo, libjack, libsndfile loaded on first use (dlopen),
+//                      not at start-up: a stub per function called (scripts/lazy-stubs)
 //   AudioGraphLV2      the `lv2` node: LV2 plugins through lilv (descriptions, parameters by
 //                      port symbol, instances, URID/options/worker/state/log features)
-//   CLilv, CLV2Host    lilv and the LV2 headers (pkg-config); C for LV2 log's variadic printf
+//   CLilv, CLV2Host    lilv and the LV2 headers (loaded on first use, CLazyLibs); C for LV2 log's variadic printf
 //   AC4                the AC-4 sync-frame reader, TOC, index, writer (no audio)
 //   CFraming           C: CRC-16/0x8005, the AC-4 TOC's first fields and sequence counter,
 //                      shared by AC4, the FLAC repair, the DAA plugin and its test double
 // Live JACK
 //   AudioGraphJACK     the only module that imports libjack: session, process cycle,
 //                      embedded server, jack-in/jack-out, RunningGraph
-//   CJack, CJackShim   libjack (pkg-config) and a C shim for its variadic calls
+//   CJack, CJackShim   libjack (headers; loaded on first use, CLazyLibs) and a C shim for its variadic calls
 //   AudioGraphOSC      the OSC server (`agraph run --osc`): a control surface's set/get/seek/
 //                      pause/play/status and subscriptions over UDP; no JACK (works on any
 //                      ControlSurface); NSMClient, the client side of the NSM session API
-//   CLo                liblo (pkg-config): reads OSC messages, parses OSC URLs
-//   CSndFile           libsndfile (pkg-config)
+//   CLo                liblo (headers; loaded on first use, CLazyLibs): reads OSC messages, parses OSC URLs
+//   CSndFile           libsndfile (headers; loaded on first use, CLazyLibs)
 // Applications (agraph's logic, reached by tests without a subprocess)
 //   AudioGraphLive     `agraph run`'s live side: the console (control lines, status line),
 //                      the reloader (file watching, hot reload), the NSM session, the ABX player
@@ -126,16 +128,14 @@ let package = Package(
         .systemLibrary(
             name: "CSndFile",
             path: "Sources/CSndFile",
-            pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
         .systemLibrary(
             name: "CJack",
             path: "Sources/CJack",
-            pkgConfig: "jack",
             providers: [.apt(["libjack-jackd2-dev"])]
         ),
-        .target(name: "CJackShim", dependencies: ["CJack"], path: "Sources/CJackShim"),
+        .target(name: "CJackShim", dependencies: ["CJack", "CLazyLibs"], path: "Sources/CJackShim"),
         .systemLibrary(
             name: "CSoxr",
             path: "Sources/CSoxr",
@@ -145,7 +145,6 @@ let package = Package(
         .systemLibrary(
             name: "CLo",
             path: "Sources/CLo",
-            pkgConfig: "liblo",
             providers: [.apt(["liblo-dev"])]
         ),
         .systemLibrary(
@@ -157,26 +156,26 @@ let package = Package(
         .systemLibrary(
             name: "CLilv",
             path: "Sources/CLilv",
-            pkgConfig: "lilv-0",
             providers: [.apt(["liblilv-dev", "lv2-dev"])]
         ),
-        .target(name: "CLV2Host", path: "Sources/CLV2Host"),
+        // FFmpeg, lilv, serd, libmysofa and liblo loaded on first use (dlopen):
+        // the stubs of every function AudioGraph calls in them (scripts/lazy-stubs).
+        .target(name: "CLazyLibs", path: "Sources/CLazyLibs", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CLV2Host", dependencies: ["CLazyLibs"], path: "Sources/CLV2Host"),
         .target(
             name: "AudioGraphLV2",
-            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CLilv", "CLV2Host"],
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CLilv", "CLV2Host", "CLazyLibs"],
             path: "Sources/AudioGraphLV2"
         ),
         .systemLibrary(
             name: "CMySOFA",
             path: "Sources/CMySOFA",
-            pkgConfig: "libmysofa",
             providers: [.apt(["libmysofa-dev"])]
         ),
         // libavutil alone (av_tx, the FFT of the `binaural` node).
         .systemLibrary(
             name: "CAVUtil",
             path: "Sources/CAVUtil",
-            pkgConfig: "libavutil",
             providers: [.apt(["libavutil-dev"])]
         ),
         // FFmpeg: libavformat (the `media` source's demuxer), libavcodec and
@@ -184,7 +183,6 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg",
             path: "Sources/CFFmpeg",
-            pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
         ),
         .target(
@@ -194,11 +192,11 @@ let package = Package(
         ),
         .target(
             name: "AudioGraphBinaural",
-            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CMySOFA", "CAVUtil"],
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CMySOFA", "CAVUtil", "CLazyLibs"],
             path: "Sources/AudioGraphBinaural"
         ),
         .target(name: "CPrefetch", path: "Sources/CPrefetch"),
-        .target(name: "AudioGraphCore", dependencies: ["CPrefetch"], path: "Sources/AudioGraphCore"),
+        .target(name: "AudioGraphCore", dependencies: ["CPrefetch", "CLazyLibs"], path: "Sources/AudioGraphCore"),
         .target(
             name: "AudioGraphNodeAPI",
             dependencies: ["AudioGraphCore"],
@@ -225,7 +223,7 @@ let package = Package(
         ),
         .target(
             name: "AudioGraphMedia",
-            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CFFmpeg"],
+            dependencies: ["AudioGraphCore", "AudioGraphNodeAPI", "CFFmpeg", "CLazyLibs"],
             path: "Sources/AudioGraphMedia"
         ),
         .target(
@@ -252,7 +250,7 @@ let package = Package(
         ),
         .target(
             name: "AudioGraphAnalysis",
-            dependencies: ["AudioGraphHost", "AudioGraphProcessing", "CFFmpeg"],
+            dependencies: ["AudioGraphHost", "AudioGraphProcessing", "CFFmpeg", "CLazyLibs"],
             path: "Sources/AudioGraphAnalysis"
         ),
         .target(
@@ -262,7 +260,7 @@ let package = Package(
         ),
         .target(
             name: "AudioGraphOSC",
-            dependencies: ["AudioGraphHost", "CLo"],
+            dependencies: ["AudioGraphHost", "CLo", "CLazyLibs"],
             path: "Sources/AudioGraphOSC"
         ),
         // agraph's live application logic: console, reloader, NSM session.
@@ -312,7 +310,10 @@ let package = Package(
         .target(
             name: "FFmpegPlugin",
             dependencies: ["AGraphPluginKit", "CFFmpeg"],
-            path: "Plugins/FFmpegPlugin"
+            path: "Plugins/FFmpegPlugin",
+            // A plugin, loaded only when a graph needs it: it links FFmpeg itself.
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
+                             .linkedLibrary("avutil")]
         ),
         .target(
             name: "DAAPlugin",
@@ -367,11 +368,20 @@ let package = Package(
                 "CAGraphAllocCount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/agraph"
+            path: "Sources/agraph",
+            // The Swift runtime, Foundation and ICU linked in: loading them as
+            // ~15 shared libraries took ~13 ms of every start (docs/performance.md,
+            // "Start-up"). The modules are built against the shared Foundation,
+            // whose link entries name no CoreFoundation: named here. Plugins
+            // talk to agraph through the C ABI only.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-lFoundation", "-lFoundationInternationalization",
+                                           "-lFoundationEssentials", "-lCoreFoundation", "-l_FoundationICU",
+                                           "-l_FoundationCShims", "-l_FoundationCollections", "-lstdc++", "-Xlinker", "-no-pie"])]
         ),
         // C: libmysofa's mysofa_load and mysofa_check on one file under
         // resource limits (RLIMIT_AS, RLIMIT_CPU); HRTFSet spawns it.
-        .executableTarget(name: "agraph-sofa-check", dependencies: ["CMySOFA"], path: "Sources/agraph-sofa-check"),
+        .executableTarget(name: "agraph-sofa-check", dependencies: ["CMySOFA"], path: "Sources/agraph-sofa-check",
+                          linkerSettings: [.linkedLibrary("mysofa")]),
         .executableTarget(
             name: "agraph-bench",
             dependencies: [

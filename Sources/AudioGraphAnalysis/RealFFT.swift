@@ -1,3 +1,4 @@
+import AudioGraphCore
 import CFFmpeg
 
 /// Why an analysis could not be set up or run.
@@ -32,6 +33,8 @@ public final class RealFFT: @unchecked Sendable {
             throw AnalysisError("FFT size \(size) is not a power of two from 16 to 1048576")
         }
         self.size = size
+        // libavutil is loaded the first time something needs it (CLazyLibs).
+        if let missing = LazyLibrary.require(.avutil, for: "the FFT") { throw AnalysisError(missing) }
         var scale: Float = 1
         var ctx: OpaquePointer?
         var fn: av_tx_fn?

@@ -108,6 +108,8 @@ public final class HRTFSet: @unchecked Sendable {
         // libmysofa reads it in a bounded process of its own first (SOFACheck):
         // a file that keeps it busy, exhausts memory or crashes it costs that one.
         if let problem = SOFACheck.problem(path: path) { throw HRTFSetError(path: path, reason: problem) }
+        // libmysofa is loaded the first time a graph needs it (CLazyLibs).
+        if let missing = LazyLibrary.require(.mysofa, for: "reading a SOFA file") { throw HRTFSetError(path: path, reason: missing) }
         var err: Int32 = 0
         guard let loaded = mysofa_load(path, &err) else {
             throw HRTFSetError(path: path, reason: "libmysofa: " + Self.describe(err))

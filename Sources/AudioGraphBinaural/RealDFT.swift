@@ -1,3 +1,4 @@
+import AudioGraphCore
 import CAVUtil
 
 /// A real-to-complex DFT of `length` samples (or its inverse), FFmpeg's
@@ -23,6 +24,10 @@ final class RealDFT {
     init(length: Int, inverse: Bool) throws(DFTError) {
         self.length = length
         self.inverse = inverse
+        // libavutil is loaded the first time something needs it (CLazyLibs).
+        if let missing = LazyLibrary.require(.avutil, for: "the `binaural` node's FFT") {
+            throw DFTError(length: length, code: -1, missing: missing)
+        }
         var ctx: OpaquePointer?
         var fn: av_tx_fn?
         var scale: Float = 1
@@ -47,7 +52,8 @@ final class RealDFT {
 struct DFTError: Error, CustomStringConvertible {
     var length: Int
     var code: Int32
-    var description: String { "libavutil's av_tx has no real DFT of \(length) points (error \(code))" }
+    var missing: String? = nil
+    var description: String { missing ?? "libavutil's av_tx has no real DFT of \(length) points (error \(code))" }
 }
 
 /// Float buffers aligned for av_tx (64 bytes: the widest vectors it

@@ -22,8 +22,13 @@ public final class BackgroundWorker: @unchecked Sendable {
     private let wakeups: [Wakeup]
     /// Per thread: whether it has a job that is not `OnDemandJob` (woken
     /// after every block), else its on-demand jobs (woken when one has work).
-    private let alwaysWake: ContiguousArray<Bool>
-    private let onDemand: ContiguousArray<ContiguousArray<any OnDemandJob>>
+    /// (Unchecked exclusivity: changed only by `startOffline` before the
+    /// threads start, read by `wake` on the audio thread.)
+    @exclusivity(unchecked) private var alwaysWake: ContiguousArray<Bool>
+    @exclusivity(unchecked) private var onDemand: ContiguousArray<ContiguousArray<any OnDemandJob>>
+    /// Per job: it runs on the thread that renders (`startOffline`), not
+    /// on a worker thread.
+    private var onRenderThread: [Bool]
     private let progress = Wakeup()
     private let stopping = Atomic<Bool>(false)
     /// Threads in `waitUntilReady`: the workers signal progress only then,
@@ -53,6 +58,7 @@ public final class BackgroundWorker: @unchecked Sendable {
         }
         alwaysWake = always
         onDemand = demand
+        onRenderThread = Array(repeating: false, count: jobs.count)
     }
 
     deinit { stop() }
@@ -60,12 +66,45 @@ public final class BackgroundWorker: @unchecked Sendable {
     /// Worker threads this engine runs (0 without jobs).
     public var threadCount: Int { wakeups.count }
 
+    /// Worker threads running now (0 before `start`, after `stop`, and
+    /// when every job runs on the render thread). [main-thread]
+    public var runningThreads: Int {
+        ThreadRole.check(.main)
+        return threads.count
+    }
+
+    /// Starts the threads for an offline render: each job that can do its
+    /// work on the thread that renders, inside its node's `render`
+    /// (`RenderThreadJob`), is told to, and only the jobs left get worker
+    /// threads (none when none is left). With nothing to overlap, a
+    /// hand-off to another thread costs task switches, semaphores and
+    /// copies through rings, and buys nothing on a machine with no idle
+    /// core. [main-thread & !rendering]
+    public func startOffline() {
+        ThreadRole.check(.main)
+        guard threads.isEmpty else { return }
+        for (i, job) in jobs.enumerated() {
+            if let direct = job as? any RenderThreadJob, direct.runOnRenderThread() { onRenderThread[i] = true }
+        }
+        // A thread whose jobs all moved is neither started nor woken.
+        for k in wakeups.indices where !hasThreadWork(k) {
+            alwaysWake[k] = false
+            onDemand[k] = []
+        }
+        start()
+    }
+
+    /// Whether thread `k` has a job that does not run on the render thread.
+    private func hasThreadWork(_ k: Int) -> Bool {
+        stride(from: k, to: jobs.count, by: wakeups.count).contains { !onRenderThread[$0] }
+    }
+
     /// Starts the threads (no-op without jobs). [main-thread]
     public func start() {
         ThreadRole.check(.main)
         guard threads.isEmpty, !jobs.isEmpty else { return }
         stopping.store(false, ordering: .relaxed)
-        for k in wakeups.indices {
+        for k in wakeups.indices where hasThreadWork(k) {
             let box = Unmanaged.passRetained(ThreadStart(worker: self, index: k))
             var t = pthread_t()
             let rc = ThreadSignals.blockedInNewThreads {
@@ -145,7 +184,7 @@ public final class BackgroundWorker: @unchecked Sendable {
             if stop() { return false }
             if threads.isEmpty {
                 // No worker thread: do the work here.
-                _ = jobs.map { $0.service() }
+                for (i, job) in jobs.enumerated() where !onRenderThread[i] { _ = job.service() }
                 continue
             }
             wake()
@@ -187,10 +226,11 @@ public final class BackgroundWorker: @unchecked Sendable {
     /// [any-thread]
     public var hasFailedJob: Bool { jobs.contains { $0.hasFailed } }
 
-    /// Thread `index`: services jobs index, index + threads, …
+    /// Thread `index`: services jobs index, index + threads, … (those that
+    /// do not run on the render thread).
     private func loop(_ index: Int) {
         ThreadRole.mark(.worker)
-        let mine = stride(from: index, to: jobs.count, by: wakeups.count).map { jobs[$0] }
+        let mine = stride(from: index, to: jobs.count, by: wakeups.count).filter { !onRenderThread[$0] }.map { jobs[$0] }
         let wakeup = wakeups[index]
         let timeout = alwaysWake[index] ? idleTimeout : max(idleTimeout, Self.onDemandIdleTimeout)
         while !stopping.load(ordering: .acquiring) {
@@ -203,4 +243,20 @@ public final class BackgroundWorker: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A background job that an offline render can run on the thread that
+/// renders: its node does the job's work inside `render` when it needs it
+/// (a decoder decodes the frames the block needs straight into its output
+/// bus, a file sink writes its input to the file), with no worker thread,
+/// no ring and no wait. Live rendering keeps the job on a worker thread:
+/// the audio thread must not block. [main-thread & !rendering]
+public protocol RenderThreadJob: BackgroundJob {
+    /// Switches the job, and its node, to doing the work in `render` from
+    /// now on; returns whether it did (a job may decline, and then runs on
+    /// a worker thread as before). Called once, before the first block,
+    /// by `BackgroundWorker.startOffline`. While switched, `isReady`
+    /// answers true and `service` is never called on a worker thread.
+    /// [main-thread & !rendering]
+    func runOnRenderThread() -> Bool
 }

@@ -45,6 +45,13 @@ public final class DecodedStream {
     /// samples; nil after a restart or when timestamps are unknown).
     private var nextTimestamp: Int?
     private var opened = false
+    /// Samples of a gap's silence still to give out, before `heldFrame`
+    /// (an output with too little room takes the gap over several steps).
+    private var silenceLeft = 0
+    /// The frame after a gap, decoded once the gap's silence is out.
+    private var heldFrame: CompressedFrame?
+    /// Restarts so far (a step notices one made while it gave out silence).
+    private var restarts = 0
 
     /// - Parameters:
     ///   - framesPerDecode: the decoder's `maxFramesPerDecode`.
@@ -96,8 +103,23 @@ public final class DecodedStream {
     public func step(into output: some DecodedPCMOutput) -> Bool {
         ThreadRole.check(.worker)
         guard !isDone, output.writableFrames >= framesPerDecode else { return false }
-        if let frame = cursor.next() {
-            concealGap(before: frame, output)
+        if silenceLeft > 0 {
+            emitGapSilence(output)
+            return true
+        }
+        if let frame = heldFrame ?? cursor.next() {
+            if heldFrame != nil {
+                heldFrame = nil
+            } else {
+                let restartsBefore = restarts
+                if concealGap(before: frame, output) {
+                    // The frame after the gap waits for the next step (the
+                    // gap's silence may take several, as room allows),
+                    // unless the silence reached the window's end.
+                    if restarts == restartsBefore && !isDone { heldFrame = frame }
+                    return true
+                }
+            }
             if frame.skipStart > 0 || frame.discardEnd > 0 {
                 decoder.trimNextFrame(skipStart: frame.skipStart, discardEnd: frame.discardEnd)
             }
@@ -118,13 +140,17 @@ public final class DecodedStream {
         } else {
             // The end of the stream: take what the decoder still holds back.
             var rounds = 0
-            while rounds < 64, !isDone, output.writableFrames >= framesPerDecode,
-                  case .ok(let n) = decoder.decode(nil, timestamp: -1, into: channelPointers, capacity: framesPerDecode) {
+            while rounds < 64, !isDone {
+                // No room for what the decoder still holds: the next step
+                // drains on (the cursor stays at its end).
+                guard output.writableFrames >= framesPerDecode else { return true }
+                guard case .ok(let n) = decoder.decode(nil, timestamp: -1, into: channelPointers, capacity: framesPerDecode)
+                else { break }
                 emit(n, output)
                 rounds += 1
                 if n == 0 { break }
             }
-            endOfWindow()
+            if !isDone { endOfWindow() }
         }
         return true
     }
@@ -136,6 +162,9 @@ public final class DecodedStream {
         ThreadRole.check(.worker)
         decoder.flush()
         nextTimestamp = nil
+        silenceLeft = 0
+        heldFrame = nil
+        restarts &+= 1
         if let start = cursor.seek(toSample: sample) {
             discard = max(sample - start, 0)
             position = sample
@@ -164,23 +193,31 @@ public final class DecodedStream {
     /// Frames missing from the stream (a damaged container lost packets:
     /// the next frame starts later than the last one ended) are counted as
     /// damaged and their time played as silence, so that what follows
-    /// stays in place.
-    private func concealGap(before frame: CompressedFrame, _ output: some DecodedPCMOutput) {
+    /// stays in place. Returns whether there was a gap (its silence is
+    /// given out, or some of it and the rest at the next steps).
+    private func concealGap(before frame: CompressedFrame, _ output: some DecodedPCMOutput) -> Bool {
         defer {
             nextTimestamp = frame.timestamp == Int.min ? nil : frame.timestamp + frame.samplesPerFrame
         }
-        guard let expected = nextTimestamp, frame.timestamp != Int.min, frame.samplesPerFrame > 0 else { return }
+        guard let expected = nextTimestamp, frame.timestamp != Int.min, frame.samplesPerFrame > 0 else { return false }
         let gap = frame.timestamp - expected
-        guard gap > frame.samplesPerFrame / 2, gap < largestGap else { return }
+        guard gap > frame.samplesPerFrame / 2, gap < largestGap else { return false }
         badFrames.add(max(1, (gap + frame.samplesPerFrame / 2) / frame.samplesPerFrame))
         lastBadFrame = "\(gap) samples of the stream missing before frame \(frame.index)"
         decoder.flush()
-        var left = gap
-        while left > 0 && output.writableFrames >= framesPerDecode {
-            let n = min(left, framesPerDecode)
+        silenceLeft = gap
+        emitGapSilence(output)
+        return true
+    }
+
+    /// Gives out as much of the gap's silence as fits.
+    private func emitGapSilence(_ output: some DecodedPCMOutput) {
+        while silenceLeft > 0 && !isDone && output.writableFrames >= framesPerDecode {
+            let n = min(silenceLeft, framesPerDecode)
             emitSilence(n, output)
-            left -= n
+            silenceLeft -= n
         }
+        if isDone { silenceLeft = 0 }
     }
 
     /// Hands `n` decoded frames (after a restart's discard, up to the

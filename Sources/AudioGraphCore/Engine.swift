@@ -70,6 +70,12 @@ public final class Engine: @unchecked Sendable {
     public let inputPortIndices: [[Int]]
     let nodes: ContiguousArray<any RenderNode>
     private let pool: BusPool
+    /// Whether some bus of this engine's own pool serves more than one
+    /// output (`reuseBuses`).
+    public let sharesBuses: Bool
+    /// Buses in this engine's own pool (kept buses of a reload live in the
+    /// old engine's). [any-thread]
+    public var busCount: Int { pool.busCount }
     /// Every pool this engine's buses live in: its own first, then those of
     /// the engines it kept steps from (hot reload). [any-thread; the audio thread lays them out]
     let pools: ContiguousArray<BusPool>
@@ -152,8 +158,20 @@ public final class Engine: @unchecked Sendable {
     /// output buses and the delay lines in front of them and are not
     /// prepared again (see `EngineReuse`).
     /// - Throws: `EngineError` when a step reads a later step or a sink, or a node refuses to prepare.
+    ///
+    /// With `reuseBuses`, output buses are shared by liveness (see
+    /// `BusPlan`): a bus serves a step's output from that step until its
+    /// last reader has run, then the next output of its channel count;
+    /// a node that `processesInPlace` writes into its input's bus when it
+    /// is that bus's last reader. Buses feeding sinks stay valid to the end
+    /// of the block. Without it (the default), every output has its own
+    /// bus, which stays valid after `render` for any reader: a live engine
+    /// (hot reload keeps nodes with the buses they were prepared with, and
+    /// the old engine's retired nodes render after the new engine's kept
+    /// ones during the crossfade) and callers that read intermediate
+    /// outputs by step.
     public init(steps: [Step], sampleRate: Double, maxFrames: Int, latencyCompensation: Bool = true,
-                reusing: EngineReuse? = nil) throws {
+                reusing: EngineReuse? = nil, reuseBuses: Bool = false) throws {
         ThreadRole.check(.main)
         let kept: [Int?] = reusing?.keptFrom ?? steps.map { _ in nil }
         guard kept.count == steps.count else { throw EngineError("reuse plan for \(kept.count) steps, not \(steps.count)") }
@@ -168,19 +186,18 @@ public final class Engine: @unchecked Sendable {
         indexByID = byID
         inputIndices = steps.map(\.inputs)
         inputPortIndices = steps.map(\.inputPorts)
-        // Every output port of every step gets its bus, in schedule and
-        // port order, from one pool.
-        var firstBus: [Int] = []
-        var counts: [Int] = []
-        for (i, step) in steps.enumerated() {
-            firstBus.append(counts.count)
-            if kept[i] == nil { counts += step.outputChannelCounts }
-        }
-        let pool = BusPool(channelCounts: counts, capacity: maxFrames)
+        // Every output port of every step made here gets its bus from one
+        // pool: its own, or (reuseBuses) one shared by liveness.
+        let plan = BusPlan(steps: steps, kept: kept, reuse: reuseBuses && reusing == nil)
+        let pool = BusPool(channelCounts: plan.channelCounts, capacity: maxFrames)
         self.pool = pool
+        sharesBuses = plan.shares
         let portOuts = steps.indices.map { i in
             if let j = kept[i], let old = reusing?.old { return old.portOutputs[j] }
-            return Array(pool.buses[firstBus[i] ..< firstBus[i] + steps[i].outputChannelCounts.count])
+            return plan.busOf[i].map { pool.buses[$0] }
+        }
+        if let old = reusing?.old, old.sharesBuses {
+            try BusPlan.checkKept(steps: steps, kept: kept, buses: portOuts)
         }
         // Kept buses live in the old engine's pools: keep those that hold one.
         var pools: ContiguousArray<BusPool> = [pool]

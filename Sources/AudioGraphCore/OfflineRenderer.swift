@@ -2,10 +2,12 @@ import Synchronization
 
 /// Renders an engine as fast as the machine allows, on the calling thread.
 ///
-/// The same path as live rendering: background jobs fill and drain their
-/// rings on the worker thread; the only difference is that before each
-/// block this driver waits until every job is ready, so nothing underruns
-/// and nothing is dropped.
+/// Background jobs that can (`RenderThreadJob`: a decoder, a file sink) do
+/// their work on this thread, inside their nodes' `render`, in the
+/// block's size: no worker thread, no ring, no wait. The others fill and
+/// drain their rings on worker threads as live; before each block this
+/// driver waits until every job is ready, so nothing underruns and
+/// nothing is dropped.
 public struct OfflineRenderer {
     /// Why rendering stopped.
     public enum Ending: Sendable, Equatable {
@@ -34,6 +36,10 @@ public struct OfflineRenderer {
     public let engine: Engine
     /// Frames per block; at most the engine's `maxFrames`.
     public let blockFrames: Int
+    /// Whether jobs that can run on the rendering thread do
+    /// (`BackgroundWorker.startOffline`); false: every job runs on a worker
+    /// thread, as live (the path tests compare against).
+    public var runsJobsOnRenderThread = true
 
     public init(engine: Engine, blockFrames: Int? = nil) {
         self.engine = engine
@@ -51,7 +57,7 @@ public struct OfflineRenderer {
         progress: (Int) -> Void = { _ in }
     ) -> Result {
         ThreadRole.check(.main)
-        engine.worker.start()
+        if runsJobsOnRenderThread { engine.worker.startOffline() } else { engine.worker.start() }
         // This thread renders the blocks: it is the audio thread for thread
         // checks while it renders one, and the thread that called `run`
         // (waiting for jobs, reporting progress, stopping) between blocks.

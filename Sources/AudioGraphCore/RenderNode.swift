@@ -54,6 +54,13 @@ public protocol RenderNode: AnyObject {
     /// changes no result. [main-thread; after `prepare`; the regions must stay allocated while the
     /// engine lives]
     var hotMemory: [UnsafeRawBufferPointer] { get }
+    /// Whether the engine may give this node's first output the bus of its
+    /// one input (when nothing reads that input after it): `render` reads
+    /// each input sample before it writes the output sample of the same
+    /// channel and frame, writes no other, and reads nothing of its input
+    /// after writing its output (an elementwise gain). The output's state
+    /// is written over the input's. Default false. [main-thread; before `prepare`]
+    var processesInPlace: Bool { get }
 }
 
 extension RenderNode {
@@ -71,6 +78,7 @@ extension RenderNode {
     public var latency: Int { 0 }
     public var backgroundJob: (any BackgroundJob)? { nil }
     public var hotMemory: [UnsafeRawBufferPointer] { [] }
+    public var processesInPlace: Bool { false }
 }
 
 extension UnsafeRawBufferPointer {

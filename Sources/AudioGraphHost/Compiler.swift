@@ -245,8 +245,14 @@ public enum GraphCompiler {
     ///   - keeping: hot reload: the running graph and the ids of its nodes to
     ///     keep (their objects, already prepared, go into the new engine;
     ///     see `GraphDiff`).
+    ///   - reuseBuses: whether node outputs share buses by liveness
+    ///     (`Engine.init`'s `reuseBuses`); nil: when offline and not
+    ///     keeping nodes (a live engine gives each output its own bus, so
+    ///     that a hot reload can keep any of its nodes). With reuse, only
+    ///     the buses feeding sinks hold their node's output after `render`.
     public static func compile(_ graph: ValidatedGraph, maxFrames: Int, live: Bool = false,
                                keeping: (old: CompiledGraph, ids: Set<String>)? = nil,
+                               reuseBuses: Bool? = nil,
                                configure: (ValidatedGraph.Node, any RenderNode) throws -> Void = { _, _ in }) throws -> CompiledGraph {
         var keptFrom: [Int?] = []
         var steps: [Engine.Step] = []
@@ -279,7 +285,8 @@ public enum GraphCompiler {
         }
         let engine = try Engine(steps: steps, sampleRate: graph.sampleRate, maxFrames: maxFrames,
                                 latencyCompensation: graph.latencyCompensation,
-                                reusing: keeping.map { EngineReuse(old: $0.old.engine, keptFrom: keptFrom) })
+                                reusing: keeping.map { EngineReuse(old: $0.old.engine, keptFrom: keptFrom) },
+                                reuseBuses: reuseBuses ?? (!live && keeping == nil))
         return CompiledGraph(graph: graph, engine: engine, notices: notices)
     }
 }

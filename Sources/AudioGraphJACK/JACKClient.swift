@@ -23,6 +23,8 @@ public final class JACKClient: @unchecked Sendable {
     /// Connects to a running server; never starts one.
     /// - Parameter server: the server's name (`jackd -n NAME`), nil for the default.
     public init(name: String, server: String?) throws(JACKError) {
+        // libjack is loaded the first time a graph goes live (CLazyLibs).
+        if let missing = LazyLibrary.require(.jack, for: "a live graph") { throw JACKError(missing) }
         JACKMessages.install()
         var status = jack_status_t(rawValue: 0)
         guard let h = agraph_jack_client_open(name, server, &status) else {
@@ -38,8 +40,8 @@ public final class JACKClient: @unchecked Sendable {
     /// Whether a server answers under `server` (nil: the default). [main-thread]
     public static func serverIsRunning(_ server: String?) -> Bool {
         ThreadRole.check(.main)
+        guard socketAnswers(server ?? defaultServerName), LazyLibrary.require(.jack, for: "JACK") == nil else { return false }
         JACKMessages.install()
-        guard socketAnswers(server ?? defaultServerName) else { return false }
         var status = jack_status_t(rawValue: 0)
         guard let h = agraph_jack_client_open("agraph-probe", server, &status) else { return false }
         agraph_jack_client_close(h)

@@ -251,6 +251,8 @@ public final class LV2World: @unchecked Sendable {
     /// on `searchPath` (naming the closest URIs), or its description is
     /// broken.
     public func describe(_ uri: String) throws(LV2Error) -> LV2PluginDescription {
+        // lilv is loaded the first time a graph needs it (CLazyLibs).
+        if let missing = LazyLibrary.require(.lilv, .serd, for: "the `lv2` node") { throw LV2Error(missing) }
         let result: Result<LV2PluginDescription, LV2Error> = withWorld { w in
             if let d = descriptions[uri] { return .success(d) }
             guard let p = plugin(w, uri) else { return .failure(LV2Error(unknownMessage(uri, w))) }

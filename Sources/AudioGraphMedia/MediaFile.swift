@@ -79,6 +79,10 @@ public final class MediaFile: @unchecked Sendable {
         if let problem = FileChecks.readableFileProblem(path) {
             throw MediaError("cannot open \(path): \(problem)")
         }
+        // FFmpeg is loaded the first time a graph needs it (CLazyLibs).
+        if let missing = LazyLibrary.require(.avformat, .avcodec, .avutil, for: "the `media` source") {
+            throw MediaError("cannot open \(path): \(missing)")
+        }
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         av_log_set_level(AV_LOG_QUIET)
         let rc = avformat_open_input(&ctx, "file:" + path, nil, nil)

@@ -225,11 +225,31 @@ public protocol FrameDecoderType: NodeType {
 
 /// The node types a graph may use, by type id, in registration order.
 public struct NodeRegistry: Sendable {
-    public private(set) var types: [any NodeType] = []
+    /// The types registered one by one.
+    private var own: [any NodeType] = []
+    private var note: String?
+    /// Types found only when a graph asks for one the registry does not
+    /// have, or when every type is listed (plugins: loading them all
+    /// would load what they link, FFmpeg among them, into every `agraph
+    /// validate`). A registered type of the same id comes first.
+    public var deferred: DeferredNodeTypes?
+
+    /// Every type: the registered ones, then the deferred ones (loading
+    /// them). [main-thread | control-thread when there are deferred types]
+    public var types: [any NodeType] {
+        guard let deferred else { return own }
+        let ids = Set(own.map(\.descriptor.typeID))
+        return own + deferred.loaded.types.filter { !ids.contains($0.descriptor.typeID) }
+    }
+
     /// What could not be made available (plugins that failed to load, and
     /// where they were searched): appended to "unknown node type" errors,
-    /// so that unavailable is reported, never silently dropped.
-    public var unavailableNote: String?
+    /// so that unavailable is reported, never silently dropped. Reading it
+    /// loads the deferred types.
+    public var unavailableNote: String? {
+        get { note ?? deferred?.loaded.note }
+        set { note = newValue }
+    }
 
     public init(_ types: [any NodeType] = []) {
         for t in types { register(t) }
@@ -237,18 +257,52 @@ public struct NodeRegistry: Sendable {
 
     /// Adds a type; a later type with the same id replaces the earlier one.
     public mutating func register(_ type: any NodeType) {
-        if let i = types.firstIndex(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
-            types[i] = type
+        if let i = own.firstIndex(where: { $0.descriptor.typeID == type.descriptor.typeID }) {
+            own[i] = type
         } else {
-            types.append(type)
+            own.append(type)
         }
     }
 
+    /// The type `typeID`: a registered one, else a deferred one (loading
+    /// them the first time). [main-thread | control-thread when there are deferred types]
     public subscript(typeID: String) -> (any NodeType)? {
-        types.first { $0.descriptor.typeID == typeID }
+        if let t = own.first(where: { $0.descriptor.typeID == typeID }) { return t }
+        return deferred?.loaded.types.first { $0.descriptor.typeID == typeID }
+    }
+
+    /// Whether `typeID` is registered, not counting deferred types (loads nothing). [any-thread]
+    public func registers(_ typeID: String) -> Bool {
+        own.contains { $0.descriptor.typeID == typeID }
     }
 
     public var typeIDs: [String] { types.map(\.descriptor.typeID) }
+}
+
+/// Node types loaded the first time they are needed, once (a registry's
+/// plugins). Shared by the copies of a registry. [any-thread; the first
+/// `loaded` runs `load` under a lock]
+public final class DeferredNodeTypes: Sendable {
+    private let load: @Sendable () -> (types: [any NodeType], note: String?)
+    private let state = Locked<(types: [any NodeType], note: String?)?>(nil)
+
+    /// `load` gives the types and what could not be loaded (or nil).
+    public init(_ load: @escaping @Sendable () -> (types: [any NodeType], note: String?)) {
+        self.load = load
+    }
+
+    /// Whether the types are loaded yet. [any-thread]
+    public var isLoaded: Bool { state.withLock { $0 != nil } }
+
+    /// The types, loaded the first time. [any-thread but the audio thread]
+    public var loaded: (types: [any NodeType], note: String?) {
+        state.withLock { s in
+            if let s { return s }
+            let made = load()
+            s = made
+            return made
+        }
+    }
 }
 
 /// Path handling shared by validation and instantiation.

@@ -51,6 +51,9 @@ final class GainNode: RenderNode {
         gain.setTarget(mute ? 0 : linear(gainDB))
     }
 
+    /// y[i] = g(i)·x[i], sample by sample: the output may be the input's bus.
+    var processesInPlace: Bool { true }
+
     func render(frames: Int) {
         guard let input, let output else { return }
         applyGain(&gain, from: input, to: output, frames: frames)

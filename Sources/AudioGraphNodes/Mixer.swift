@@ -6,12 +6,16 @@ import AudioGraphNodeAPI
 public struct MixerType: NodeType {
     public init() {}
 
+    /// The most inputs a mixer takes (a bound on the graph file's number,
+    /// not on the engine: each input costs a few dozen bytes).
+    public static let maximumInputs = 65_536
+
     public let descriptor = NodeDescriptor(
         typeID: "mixer", role: .processor,
         summary: "Sums its inputs in0…inN-1 with per-input gains and mutes. Inputs must share a channel count, except mono inputs, which go to every channel.",
         inputs: .numbered(countParameter: "inputs"),
         parameters: [
-            .init("inputs", .integer, range: 1...64, default: .number(2), "Number of inputs (ports in0…inN-1)."),
+            .init("inputs", .integer, range: 1...Double(MixerType.maximumInputs), default: .number(2), "Number of inputs (ports in0…inN-1)."),
             .init("gains", .numberList, range: -144...48, optional: true, unit: "dB", live: true,
                   "Gain of each input (one per input; default 0 dB). Live: \"gains[i]\"."),
             .init("mutes", .booleanList, optional: true, live: true,
@@ -36,17 +40,22 @@ public struct MixerType: NodeType {
         let given = p.integer("channels")
         let channels = given ?? known.map(\.channels).max() ?? 1
         var ok = true
-        for (i, f) in known.enumerated() where f.channels != channels && f.channels != 1 {
+        // One error per kind, at the first input it concerns, naming the
+        // others: a wrong "channels" on a mixer of 4,096 inputs is one error.
+        let wrongCount = known.indices.filter { known[$0].channels != channels && known[$0].channels != 1 }
+        if let i = wrongCount.first {
+            let f = known[i]
             if given != nil {
-                c.error(input: i, "in\(i) has \(f.channels) channels but \"channels\" is \(channels); mixer inputs need that count (or mono)")
+                c.error(input: i, "in\(i) has \(f.channels) channels but \"channels\" is \(channels); mixer inputs need that count (or mono)" + Self.others(wrongCount))
             } else {
                 let widest = known.firstIndex { $0.channels == channels } ?? 0
-                c.error(input: i, "in\(i) has \(f.channels) channels but in\(widest) has \(channels); mixer inputs need the same count (or mono)")
+                c.error(input: i, "in\(i) has \(f.channels) channels but in\(widest) has \(channels); mixer inputs need the same count (or mono)" + Self.others(wrongCount))
             }
             ok = false
         }
-        for (i, f) in known.enumerated() where f.sampleRate != c.sampleRate {
-            c.error(input: i, "in\(i) runs at \(Int(f.sampleRate)) Hz, the graph at \(Int(c.sampleRate)) Hz")
+        let wrongRate = known.indices.filter { known[$0].sampleRate != c.sampleRate }
+        if let i = wrongRate.first {
+            c.error(input: i, "in\(i) runs at \(Int(known[i].sampleRate)) Hz, the graph at \(Int(c.sampleRate)) Hz" + Self.others(wrongRate))
             ok = false
         }
         guard ok else { return nil }
@@ -56,6 +65,15 @@ public struct MixerType: NodeType {
         // 5.1 inputs that all have back surrounds mix to back; else side.
         return StreamFormat(channels: channels, sampleRate: c.sampleRate, layout: layout,
                             surroundsAreBack: !wide.isEmpty && wide.allSatisfy(\.surroundsAreBack))
+    }
+
+    /// "; so do in3, in4, … (N inputs in all)" after the first of
+    /// `inputs`' error, or nothing when it is the only one.
+    static func others(_ inputs: [Int]) -> String {
+        guard inputs.count > 1 else { return "" }
+        let rest = inputs.dropFirst()
+        let shown = rest.prefix(5).map { "in\($0)" }.joined(separator: ", ")
+        return "; so do \(shown)\(rest.count > 5 ? ", …" : "") (\(inputs.count) inputs in all)"
     }
 
     public func makeNode(_ c: InstanceContext) throws -> any RenderNode {

@@ -6,6 +6,7 @@
 // inside its own server, which this module does not use (see OSCServer.swift
 // for why). Writing is done here (see "writing").
 
+import AudioGraphCore
 import CLo
 #if canImport(Glibc)
 import Glibc
@@ -131,6 +132,8 @@ public enum OSCPacket {
     /// - Throws: `OSCDecodeError` for anything that is not a well-formed
     ///   OSC 1.0 packet; nothing of a damaged packet is returned.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(OSCDecodeError) -> [OSCMessage] {
+        // liblo is loaded the first time OSC is used (CLazyLibs).
+        if let missing = LazyLibrary.require(.liblo, for: "reading OSC") { throw OSCDecodeError(missing) }
         var out: [OSCMessage] = []
         try decode(bytes, depth: 0, into: &out)
         return out

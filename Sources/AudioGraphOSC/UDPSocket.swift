@@ -2,6 +2,7 @@
 // address, loopback by default) and one per subscriber (connected to it, so
 // that an ICMP "port unreachable" comes back as a send error).
 
+import AudioGraphCore
 import CLo
 #if canImport(Glibc)
 import Glibc
@@ -93,6 +94,7 @@ struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// The UDP address of an `osc.udp://HOST:PORT/` URL (liblo parses it).
     /// [any-thread; may block on the resolver for a name]
     static func resolve(url: String) throws(OSCError) -> SocketAddress {
+        if let missing = LazyLibrary.require(.liblo, for: "OSC URLs") { throw OSCError(missing) }
         let protocolID = lo_url_get_protocol_id(url)
         guard protocolID == LO_UDP else {
             throw OSCError("'\(url)' is not a UDP OSC URL: write osc.udp://HOST:PORT/")

@@ -77,6 +77,10 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
     }
 
     func render(frames: Int) {
+        if let job, job.direct != nil {
+            job.renderDirect(frames: frames)
+            return
+        }
         guard let feed, let output else { return }
         feed.render(into: output, frames: frames)
     }
@@ -120,7 +124,7 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
         return job.seeks.isSettled && job.isReady(forFrames: frames)
     }
 
-    var underrunCount: Int { feed?.underruns.load(ordering: .relaxed) ?? 0 }
+    var underrunCount: Int { (feed?.underruns.load(ordering: .relaxed) ?? 0) + (job?.direct?.shortBlocks ?? 0) }
 
     /// Frames the decoder refused as corrupt (played as silence). [any-thread]
     var badFrames: Int { job?.stream.badFrames.count ?? 0 }
@@ -130,7 +134,13 @@ final class PluginDecoderNode: RenderNode, SeekableNode, UnderrunCounting, Damag
 
 /// The worker-thread side of a decoder node. [worker-thread; except `requestSeek`/`setTargetFill`
 /// (any thread) and `parameters` (the audio thread pushes)]
-final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @unchecked Sendable {
+///
+/// Offline (`runOnRenderThread`), the same work runs inside the node's
+/// `render`, on the thread that renders: the stream decodes the frames
+/// the block needs straight into the output bus (`DirectFeed`), no ring
+/// and no worker thread. That thread is marked worker while it drives the
+/// decoder (the decoder extension's calls are [worker-thread]).
+final class DecoderJob: BackgroundJob, RenderThreadJob, FillTargeting, DecodedPCMOutput, @unchecked Sendable {
     unowned let node: PluginDecoderNode
     let stream: DecodedStream
     let feed: FeedRing
@@ -143,6 +153,9 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     private let interleaved: UnsafeMutablePointer<Float>
     /// The end of the stream went into the ring. [worker-thread]
     private var ended = false
+    /// Offline: where the decoded frames go instead of the ring, on the
+    /// thread that renders (nil: the ring, from a worker thread).
+    private(set) var direct: DirectFeed?
     /// The last fatal error, if decoding stopped. [any-thread; the worker writes; read after stop]
     private(set) var failure: String?
 
@@ -161,6 +174,29 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     /// [control-thread]
     func requestSeek(toSample sample: Int) { seeks.request(sample) }
 
+    /// Decodes on the thread that renders from now on (an offline render).
+    /// [main-thread & !rendering]
+    func runOnRenderThread() -> Bool {
+        guard direct == nil, let output = node.output else { return direct != nil }
+        direct = DirectFeed(channels: node.channels, bus: output, framesPerDecode: stream.framesPerDecode)
+        return true
+    }
+
+    /// Renders a block offline: decodes until the block is full or the
+    /// stream has ended, as the worker would, marked worker meanwhile.
+    /// [audio-thread; offline]
+    func renderDirect(frames: Int) {
+        guard let direct else { return }
+        direct.begin(frames: frames)
+        if direct.needsFrames {
+            let role = ThreadRole.marked
+            ThreadRole.mark(.worker)
+            while direct.needsFrames && service() {}
+            ThreadRole.mark(role)
+        }
+        direct.end()
+    }
+
     func service() -> Bool {
         var worked = applyParameters()
         if let why = stream.openIfNeeded() {
@@ -170,7 +206,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
         }
         if let request = seeks.take() {
             worked = true
-            feed.flush()
+            if let direct { direct.flush() } else { feed.flush() }
             ended = false
             stream.restart(at: request.frame)
             seeks.done(request.sequence)
@@ -184,21 +220,26 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
             return worked
         }
         let goal = target.load(ordering: .relaxed)
-        if goal < Int.max && feed.bufferedFrames >= goal { return worked }
+        if direct == nil && goal < Int.max && feed.bufferedFrames >= goal { return worked }
         return stream.step(into: self) || worked
     }
 
     private func endStream() {
         ended = true
-        feed.markEnd()
+        if let direct { direct.markEnd() } else { feed.markEnd() }
     }
 
     // MARK: DecodedPCMOutput
 
-    var writableFrames: Int { feed.writableFrames }
+    var writableFrames: Int { direct?.writableFrames ?? feed.writableFrames }
 
-    /// Interleaves decoded frames into the ring.
+    /// Interleaves decoded frames into the ring (offline: hands them to
+    /// the block being rendered).
     func write(_ channels: UnsafePointer<UnsafeMutablePointer<Float>?>, count: Int, offset: Int, frames: Int) {
+        if let direct {
+            direct.write(channels, count: count, offset: offset, frames: frames)
+            return
+        }
         let n = node.channels
         for c in 0..<n {
             if c < count, let src = channels[c] {
@@ -220,7 +261,7 @@ final class DecoderJob: BackgroundJob, FillTargeting, DecodedPCMOutput, @uncheck
     }
 
     func isReady(forFrames frames: Int) -> Bool {
-        feed.isEnded || feed.bufferedFrames >= min(frames, target.load(ordering: .relaxed))
+        direct != nil || feed.isEnded || feed.bufferedFrames >= min(frames, target.load(ordering: .relaxed))
     }
 
     /// Damage found with `onError: "fail"`: an offline render stops at

@@ -98,6 +98,13 @@ extension SoundFile {
             case .opus where channels > 8, .ogg where channels > 8: return "\(rawValue) holds at most 8 channels here; the stream has \(channels)"
             default: break
             }
+            // libsndfile writes WAV (float32, int24, int16) of 1 to 1024
+            // channels (SF_MAX_CHANNELS) at any whole rate; asking it would
+            // load it into every `agraph validate` (it is loaded on first use).
+            if self == .wav, (1...1024).contains(channels), sampleRate >= 1, sampleRate <= Double(Int32.max),
+               sampleRate.rounded() == sampleRate {
+                return nil
+            }
             var info = SF_INFO()
             info.channels = Int32(channels)
             info.samplerate = Int32(sampleRate)

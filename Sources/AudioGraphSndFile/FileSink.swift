@@ -144,6 +144,10 @@ public final class FileSinkNode: RenderNode, DropCounting, OfflineTrimmingSink {
             dropped = leadingFramesToDrop < valid ? leadingFramesToDrop : valid
             leadingFramesToDrop -= dropped
         }
+        if let writer, writer.writesOnRenderThread {
+            framesLeftToWrite -= writer.writeDirect(input, from: dropped, limit: framesLeftToWrite)
+            return
+        }
         framesLeftToWrite -= drain.capture(input, from: dropped, limit: framesLeftToWrite)
     }
 
@@ -161,7 +165,12 @@ public final class FileSinkNode: RenderNode, DropCounting, OfflineTrimmingSink {
 }
 
 /// Drains the ring into the file. [worker-thread; `finish` on the main thread]
-final class FileWriterJob: BackgroundJob, @unchecked Sendable {
+///
+/// Offline (`runOnRenderThread`), the node hands each block to the writer
+/// on the thread that renders instead (`writeDirect`): interleaved into
+/// the chunk buffer, written to the file a whole chunk at a time, with no
+/// ring and no writer thread.
+final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
     /// Samples (all channels) per write: 256 KiB of float. Larger writes
     /// mean fewer system calls and fewer header rewrites (the header is
     /// updated after every write).
@@ -180,10 +189,96 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
         self.drain = drain
         self.pending = pending
         chunkFrames = max(Self.chunkSamples / max(file.channels, 1), 1024)
-        buffer = .allocate(capacity: chunkFrames * file.channels)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunkFrames * file.channels)
+        self.buffer = buffer
+        let sources = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: max(file.channels, 1))
+        sources.initialize(repeating: UnsafePointer(buffer), count: max(file.channels, 1))
+        self.sources = sources
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        buffer.deallocate()
+        sources.deallocate()
+    }
+
+    /// Each channel's samples, for `writeDirect`'s interleaving.
+    private let sources: UnsafeMutablePointer<UnsafePointer<Float>>
+
+    /// Offline: the node writes on the thread that renders. [main-thread; before rendering]
+    private(set) var writesOnRenderThread = false
+    /// Frames in `buffer` not yet written (offline).
+    private var buffered = 0
+
+    /// Writes on the thread that renders from now on, unless held (a
+    /// test's stand-in for a slow disk). [main-thread & !rendering]
+    func runOnRenderThread() -> Bool {
+        if !held.load(ordering: .relaxed) { writesOnRenderThread = true }
+        return writesOnRenderThread
+    }
+
+    /// Offline: interleaves the bus's valid frames from `start` on (at
+    /// most `limit`) into the chunk buffer, writing each chunk that fills;
+    /// marks nothing dropped (nothing is). Returns the frames taken.
+    /// [audio-thread; offline]
+    func writeDirect(_ bus: AudioBus, from start: Int, limit: Int) -> Int {
+        let valid = bus.state.validFrames
+        let from = max(0, min(start, valid))
+        let total = max(0, min(valid - from, limit))
+        let channels = file.channels
+        var done = 0
+        while done < total {
+            let n = min(total - done, chunkFrames - buffered)
+            let dst = buffer + buffered * channels
+            let at = from + done
+            if channels == 2 && bus.channels >= 2 {
+                Kernels.interleave2(bus.channel(0) + at, bus.channel(1) + at, to: dst, count: n)
+            } else if channels == 6 && bus.channels >= 6 {
+                // 5.1: six loads and stores per frame, no inner loop.
+                let p0 = bus.channel(0) + at, p1 = bus.channel(1) + at, p2 = bus.channel(2) + at
+                let p3 = bus.channel(3) + at, p4 = bus.channel(4) + at, p5 = bus.channel(5) + at
+                var i = 0, o = 0
+                while i < n {
+                    dst[o] = p0[i]; dst[o + 1] = p1[i]; dst[o + 2] = p2[i]
+                    dst[o + 3] = p3[i]; dst[o + 4] = p4[i]; dst[o + 5] = p5[i]
+                    i += 1
+                    o += 6
+                }
+            } else if bus.channels >= channels {
+                // A frame at a time: the output is written in order, each
+                // channel read in order (a channel at a time writes the
+                // chunk once per channel, at a stride).
+                for c in 0..<channels { sources[c] = UnsafePointer(bus.channel(c) + at) }
+                var i = 0, o = 0
+                while i < n {
+                    var c = 0
+                    while c < channels { dst[o + c] = sources[c][i]; c += 1 }
+                    i += 1
+                    o += channels
+                }
+            } else {
+                for c in 0..<channels {
+                    if c < bus.channels {
+                        Kernels.interleave(bus.channel(c) + at, to: dst, stride: channels, channel: c, count: n)
+                    } else {
+                        for i in 0..<n { dst[i * channels + c] = 0 }
+                    }
+                }
+            }
+            buffered += n
+            done += n
+            if buffered == chunkFrames { flushBuffered() }
+        }
+        return total
+    }
+
+    /// Writes the frames buffered offline.
+    private func flushBuffered() {
+        guard buffered > 0 else { return }
+        if failure == nil {
+            do { try file.write(buffer, frames: buffered) } catch { failure = error }
+        }
+        buffered = 0
+    }
 
     func service() -> Bool {
         held.load(ordering: .relaxed) ? false : writeChunk()
@@ -200,7 +295,7 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     }
 
     func isReady(forFrames frames: Int) -> Bool {
-        drain.writableFrames >= frames
+        writesOnRenderThread || drain.writableFrames >= frames
     }
 
     func finish() throws {
@@ -214,6 +309,7 @@ final class FileWriterJob: BackgroundJob, @unchecked Sendable {
     /// cut last frame), keeps it, and throws saying how much was kept.
     /// [control-thread & !rendering]
     func finish(completed: Bool) throws -> [String] {
+        flushBuffered()
         while writeChunk() {}
         let name = pending?.finalPath ?? file.path
         var closeError: SoundFileError?

@@ -51,6 +51,8 @@ public final class SoundFile: @unchecked Sendable {
     public init(reading path: String) throws(SoundFileError) {
         ThreadRole.check(.main)
         if let problem = FileChecks.readableFileProblem(path) { throw SoundFileError(path: path, message: problem) }
+        // libsndfile is loaded the first time a graph reads or writes a file (CLazyLibs).
+        if let missing = LazyLibrary.require(.sndfile, for: "reading sound files") { throw SoundFileError(path: path, message: missing) }
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SoundFileError(path: path, message: FileChecks.errorText(errno)) }
         var st = stat()
@@ -109,6 +111,7 @@ public final class SoundFile: @unchecked Sendable {
         if let problem = container.problem(sample: sample, channels: channels, sampleRate: sampleRate) {
             throw SoundFileError(path: path, message: problem)
         }
+        if let missing = LazyLibrary.require(.sndfile, for: "writing sound files") { throw SoundFileError(path: path, message: missing) }
         var info = SF_INFO()
         info.channels = Int32(channels)
         info.samplerate = Int32(sampleRate)

@@ -594,7 +594,7 @@ final class ValidationRun {
             } else if toPortGiven == nil, ports.count == 1 {
                 toPort = ports[0]
                 portIndex = 0
-            } else if let i = ports.firstIndex(of: toPort) {
+            } else if let i = Self.index(ofPort: toPort, in: ports) {
                 portIndex = i
             } else {
                 let hint = closestMatch(to: toPort, in: ports).map { "did you mean '\($0)'? " } ?? ""
@@ -621,6 +621,15 @@ final class ValidationRun {
             }
         }
         return ok ? .init(from: fromID, fromPort: fromPort, to: toID, toPort: toPort) : nil
+    }
+
+    /// The index of port `name` in `ports`: numbered ports ("in4095") are
+    /// found by their number first, so that the links of a mixer of
+    /// thousands of inputs are not checked in quadratic time.
+    static func index(ofPort name: String, in ports: [String]) -> Int? {
+        let digits = name.utf8.reversed().prefix { $0 >= 48 && $0 <= 57 }.count
+        if digits > 0, digits < 10, let k = Int(name.suffix(digits)), k < ports.count, ports[k] == name { return k }
+        return ports.firstIndex(of: name)
     }
 
     // MARK: order

@@ -17,12 +17,16 @@ struct AC4Probe: ParsableCommand {
             (AC4FileReader + readAll, in-process) and, when the agraph executable sits next to this \
             one, the whole `agraph probe FILE` process. Figures are milliseconds, median / min / max \
             over the runs, and MB/s (10^6 bytes) from the in-process median. CRC work is the bytes \
-            the CRC touched per byte of data: at most about 3 whatever the data.
+            the CRC touched per byte of data: at most about 3 whatever the data. The files take \
+            turns run by run (each file in-process, then its agraph probe, then the next file); CPU \
+            time (user + system: this process's getrusage delta in-process, wait4 for agraph probe) is \
+            given beside wall time. The temporary folder goes at the end unless --keep.
             """)
 
     @Option(help: "Size of each file in MB (10^6 bytes).") var megabytes: Double = 10
     @Option(help: "Timed runs of each job.") var runs: Int = 5
     @Flag(help: "Keep the temporary folder with the files.") var keep = false
+    @Flag(help: "Pin every job to one CPU, as taskset -c 0 would.") var oneCore = false
 
     func validate() throws {
         if !(megabytes >= 0.1 && megabytes <= 200) { throw ValidationError("--megabytes must be from 0.1 to 200") }
@@ -31,10 +35,14 @@ struct AC4Probe: ParsableCommand {
 
     func run() throws {
         let size = Int(megabytes * 1e6)
+        let coreLine = try applyOneCore(oneCore)
         let dir = try makeTempDirectory()
+        defer { if keep { print("\nkept: \(dir)") } else { removeTree(dir) } }
         let agraph = siblingExecutable("agraph")
-        print("agraph-bench ac4: probe of \(formatFixed(megabytes, 1)) MB files, \(runs) run\(runs == 1 ? "" : "s") each")
+        print("agraph-bench ac4: probe of \(formatFixed(megabytes, 1)) MB files, \(runs) run\(runs == 1 ? "" : "s") each, taking turns")
         print("machine: \(machineDescription())")
+        print(coreLine)
+        printLoad("at start")
         print("temp folder: \(dir)")
         print("agraph probe: \(agraph ?? "not found next to agraph-bench; in-process figures only")")
         print("")
@@ -47,46 +55,55 @@ struct AC4Probe: ParsableCommand {
             ("fake 24-bit 1 MiB frames, no CRC, every 16 B", Self.fakeLongFrames(size, withCRC: false)),
             ("valid frames, each a new bitstream version", Self.distinctVersions(size)),
         ]
-        var table: [[String]] = [["file", "frames", "CRC work", "in-process ms (min-max)", "MB/s", "agraph probe ms (min-max)"]]
+        var paths: [String] = []
         for (name, bytes) in jobs {
             let path = dir + "/" + name.filter { $0.isLetter || $0.isNumber } + ".ac4"
             try Self.write(bytes, to: path)
-            var times: [Double] = []
-            var frames = 0
-            var work = 0
-            for _ in 0..<runs {
-                let start = MonotonicClock.seconds()
-                let file: AC4FileReader
-                do { file = try AC4FileReader(path: path) } catch { throw BenchError(message: "\(error)") }
-                var reader = file.makeIterator()
-                var n = 0
-                while reader.next() != nil { n += 1 }
-                times.append(MonotonicClock.seconds() - start)
-                frames = n
-                work = reader.crcWork
-            }
-            let t = Stats(times)
-            var probe = "-"
-            if let agraph {
-                var ptimes: [Double] = []
-                var failure: String?
-                for _ in 0..<runs {
-                    let (status, seconds) = spawnAndWait(agraph, ["probe", path], stdout: "/dev/null", stderr: "/dev/null")
-                    // Exit 1 is "no valid frame": expected for the hostile files.
-                    if status != 0 && status != 1 { failure = "exit \(status)"; break }
-                    ptimes.append(seconds)
+            paths.append(path)
+        }
+        var inProcess = Array(repeating: [Sample](), count: jobs.count)
+        var probes = Array(repeating: [Sample](), count: jobs.count)
+        var frames = Array(repeating: 0, count: jobs.count), work = Array(repeating: 0, count: jobs.count)
+        var failures: [String?] = Array(repeating: nil, count: jobs.count)
+        for _ in 0..<runs {
+            for k in jobs.indices {
+                let (counted, sample) = measureInProcess { () -> Result<(Int, Int), BenchError> in
+                    let file: AC4FileReader
+                    do { file = try AC4FileReader(path: paths[k]) } catch { return .failure(BenchError(message: "\(error)")) }
+                    var reader = file.makeIterator()
+                    var n = 0
+                    while reader.next() != nil { n += 1 }
+                    return .success((n, reader.crcWork))
                 }
-                let p = Stats(ptimes)
-                probe = failure ?? "\(formatFixed(p.median * 1000, 1)) (\(formatFixed(p.min * 1000, 1))-\(formatFixed(p.max * 1000, 1)))"
+                let (n, w) = try counted.get()
+                inProcess[k].append(sample)
+                frames[k] = n
+                work[k] = w
+                if let agraph, failures[k] == nil {
+                    let r = spawnMeasured(agraph, ["probe", paths[k]], stdout: "/dev/null", stderr: "/dev/null")
+                    // Exit 1 is "no valid frame": expected for the hostile files.
+                    if r.status != 0 && r.status != 1 { failures[k] = "exit \(r.status)" } else { probes[k].append(r.sample) }
+                }
+            }
+        }
+        var table: [[String]] = [["file", "frames", "CRC work", "in-process ms (min-max)", "CPU ms", "MB/s", "agraph probe ms (min-max)", "CPU ms"]]
+        for (k, (name, bytes)) in jobs.enumerated() {
+            let t = Stats(inProcess[k].map(\.wall)), c = Stats(inProcess[k].map(\.cpu))
+            var probe = "-", probeCPU = "-"
+            if agraph != nil {
+                let p = Stats(probes[k].map(\.wall))
+                probe = failures[k] ?? "\(formatFixed(p.median * 1000, 1)) (\(formatFixed(p.min * 1000, 1))-\(formatFixed(p.max * 1000, 1)))"
+                if failures[k] == nil { probeCPU = formatFixed(Stats(probes[k].map(\.cpu)).median * 1000, 1) }
             }
             table.append([
-                name, "\(frames)", formatFixed(Double(work) / Double(max(bytes.count, 1)), 2),
+                name, "\(frames[k])", formatFixed(Double(work[k]) / Double(max(bytes.count, 1)), 2),
                 "\(formatFixed(t.median * 1000, 1)) (\(formatFixed(t.min * 1000, 1))-\(formatFixed(t.max * 1000, 1)))",
-                formatFixed(Double(bytes.count) / 1e6 / t.median, 0), probe,
+                formatFixed(c.median * 1000, 1), formatFixed(Double(bytes.count) / 1e6 / t.median, 0), probe, probeCPU,
             ])
         }
         Self.printColumns(table)
-        if keep { print("\nkept: \(dir)") } else { removeTree(dir) }
+        print("")
+        printLoad("at end")
     }
 
     // MARK: the files

@@ -20,7 +20,9 @@ struct AnalyzeBench: ParsableCommand {
             (seconds of audio per second of wall clock), median / min / max over the runs. The jobs \
             take turns run by run (agraph, baseline, ffmpeg with true peak, ffmpeg without), so a \
             change in the machine's load hits them alike. --baseline adds another agraph build \
-            (e.g. the one before a change) as a row of the same run.
+            (e.g. the one before a change) as a row of the same run. CPU time (user + system, wait4) \
+            is given beside wall time; each job's outputs are removed before each of its runs, the \
+            temporary folder at the end unless --keep; --one-core pins every job to one CPU.
             """)
 
     @Option(help: "Seconds of audio.") var seconds: Double = 600
@@ -28,6 +30,7 @@ struct AnalyzeBench: ParsableCommand {
     @Flag(help: "Analyse a 24-bit FLAC instead of a float32 WAV (adds decoding).") var flac = false
     @Flag(help: "Keep the temporary folder.") var keep = false
     @Option(help: "Another agraph executable to time as well (e.g. a build from before a change).") var baseline: String?
+    @Flag(help: "Pin every job (AudioGraph and the peers) to one CPU, as taskset -c 0 would.") var oneCore = false
 
     func validate() throws {
         if !(seconds > 0 && seconds <= 7200) { throw ValidationError("--seconds must be in (0, 7200]") }
@@ -35,7 +38,9 @@ struct AnalyzeBench: ParsableCommand {
     }
 
     func run() throws {
+        let coreLine = try applyOneCore(oneCore)
         let dir = try makeTempDirectory()
+        defer { if keep { print("\nkept \(dir)") } else { removeTree(dir) } }
         let file = dir + (flac ? "/program.flac" : "/program.wav")
         let format = flac ? #""format": "flac", "sampleFormat": "int24""# : #""format": "wav", "sampleFormat": "float32""#
         let json = """
@@ -46,6 +51,8 @@ struct AnalyzeBench: ParsableCommand {
             """
         print("agraph-bench analyze: \(formatFixed(seconds, 0)) s of 48 kHz stereo pink noise, \(flac ? "24-bit FLAC" : "float32 WAV"), \(runs) run\(runs == 1 ? "" : "s") each")
         print("machine: \(machineDescription())")
+        print(coreLine)
+        printLoad("at start")
         if case .failure(let e) = renderInProcess(json: json, directory: dir, blockFrames: 4096) {
             print("FAILED to write the test file: \(e.message)")
             throw ExitCode.failure
@@ -58,7 +65,7 @@ struct AnalyzeBench: ParsableCommand {
             var args: [String]
             var stdout: String
             var stderr: String
-            var times: [Double] = []
+            var samples: [Sample] = []
             var status: String?
         }
         var jobs: [Job] = []
@@ -85,17 +92,20 @@ struct AnalyzeBench: ParsableCommand {
         }
         for _ in 0..<runs {
             for k in jobs.indices where jobs[k].status == nil {
-                let (status, t) = spawnAndWait(jobs[k].path, jobs[k].args, stdout: jobs[k].stdout, stderr: jobs[k].stderr)
+                // Every job starts without its outputs.
+                for o in [jobs[k].stdout, jobs[k].stderr] where o != "/dev/null" { unlink(o) }
+                let r = spawnMeasured(jobs[k].path, jobs[k].args, stdout: jobs[k].stdout, stderr: jobs[k].stderr)
+                let status = r.status
                 if status == 0 {
-                    jobs[k].times.append(t)
+                    jobs[k].samples.append(r.sample)
                 } else {
                     let text = (readText(jobs[k].stderr) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
                     jobs[k].status = "FAILED: exit \(status): \(text)"
-                    jobs[k].times = []
+                    jobs[k].samples = []
                 }
             }
         }
-        var rows: [Row] = []
+        var rows: [TimedJob] = []
         var agraphJSON: String?
         var ffmpegI: Double?
         for job in jobs {
@@ -117,15 +127,23 @@ struct AnalyzeBench: ParsableCommand {
                         ?? "FAILED: no summary"
                 }
             }
-            rows.append(Row(name: job.name, times: job.times, seconds: seconds, status: check!))
+            var row = TimedJob(name: job.name, isPeer: job.path != agraph && job.path != baseline, audioSeconds: seconds) {
+                .failure(BenchError(message: "not run here"))
+            }
+            row.samples = job.samples
+            row.status = check!
+            row.failed = check!.hasPrefix("FAILED")
+            rows.append(row)
         }
-        rows += notes
-        printTable(rows)
+        for n in notes {
+            rows.append(TimedJob(name: n.name, missing: n.status, audioSeconds: seconds) { .failure(BenchError(message: "not run")) })
+        }
+        printTimingTable(rows)
         print("")
-        if let a = jobs.first(where: { $0.path == agraph }), !a.times.isEmpty {
-            let mine = Stats(a.times).median
-            for other in jobs where other.path != agraph && !other.times.isEmpty {
-                let ratio = Stats(other.times).median / mine
+        if let a = jobs.first(where: { $0.path == agraph }), !a.samples.isEmpty {
+            let mine = Stats(a.samples.map(\.wall)).median
+            for other in jobs where other.path != agraph && !other.samples.isEmpty {
+                let ratio = Stats(other.samples.map(\.wall)).median / mine
                 var line = "agraph analyze vs \(other.name): \(formatFixed(ratio, 2))x as fast (median wall clock)"
                 if other.path != baseline { line += "; aim ≥ 3x: " + (ratio >= 3 ? "met" : "NOT met") }
                 print(line)
@@ -134,7 +152,9 @@ struct AnalyzeBench: ParsableCommand {
         if let agraphJSON, let i = Self.number(after: "\"integratedLUFS\": ", in: agraphJSON), let ffmpegI {
             print("integrated loudness: agraph \(formatFixed(i, 2)) LUFS, ffmpeg \(formatFixed(ffmpegI, 1)) LUFS")
         }
-        if keep { print("\nkept \(dir)") } else { removeTree(dir) }
+        printPeerRatios(rows.filter { $0.name != "agraph analyze, baseline build" }, oneCore: oneCore)
+        print("")
+        printLoad("at end")
         if rows.contains(where: { $0.status.hasPrefix("FAILED") }) { throw ExitCode.failure }
     }
 

@@ -12,7 +12,7 @@ struct AgraphBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agraph-bench",
         abstract: "AudioGraph benchmarks (build with -c release).",
-        subcommands: [Offline.self, Live.self, ColdBench.self, LV2Bench.self, StartupProbe.self, AC4Probe.self, AnalyzeBench.self, ResampleBench.self, DecodeBench.self,
+        subcommands: [Offline.self, Live.self, ColdBench.self, LV2Bench.self, StartupBench.self, ScaleBench.self, StartupProbe.self, AC4Probe.self, AnalyzeBench.self, ResampleBench.self, DecodeBench.self,
                       BinauralBench.self, OSCBench.self, ReloadBench.self, ParallelBench.self],
         defaultSubcommand: Offline.self)
 }
@@ -65,16 +65,20 @@ struct Offline: ParsableCommand {
         abstract: "Render N s of 8 sines → mixer → 48 kHz stereo float WAV; compare with ffmpeg and sox.",
         discussion: """
             Figures are x real time (seconds of audio per second of wall clock), median / min / max \
-            over the runs. AudioGraph in-process: validate + compile (opens the file) + render + \
-            close, on one thread plus the engine's worker. The agraph CLI, ffmpeg and sox: wall clock \
-            of the whole process. The reference loop sums 8 phasor sines into interleaved stereo \
-            float in memory, without a file: what a plain C-style loop does.
+            over the runs, and CPU time (user + system, all threads) beside wall time. AudioGraph \
+            in-process: validate + compile (opens the file) + render + close, on one thread plus the \
+            engine's worker (CPU: this process's getrusage delta). The agraph CLI, ffmpeg and sox: \
+            whole processes (CPU from wait4). The reference loop sums 8 phasor sines into interleaved \
+            stereo float in memory, without a file: what a plain C-style loop does. The jobs take \
+            turns run by run (A B C D, A B C D…); every output is removed before each run; the \
+            temporary folder goes at the end unless --keep. --one-core pins every job to one CPU.
             """)
 
     @Option(help: "Seconds of audio to render.") var seconds: Double = 60
     @Option(help: "Timed runs of each job.") var runs: Int = 5
     @Option(help: "Frames per block (64…16384).") var blockFrames: Int = 1024
     @Flag(help: "Keep the temporary folder with the graph and the files written.") var keep = false
+    @Flag(help: "Pin every job (AudioGraph and the peers) to one CPU, as taskset -c 0 would.") var oneCore = false
 
     func validate() throws {
         if !(seconds > 0 && seconds <= 3600) { throw ValidationError("--seconds must be in (0, 3600]") }
@@ -83,7 +87,9 @@ struct Offline: ParsableCommand {
     }
 
     func run() throws {
+        let coreLine = try applyOneCore(oneCore)
         let dir = try makeTempDirectory()
+        defer { if keep { print("\nkept \(dir)") } else { removeTree(dir) } }
         let expected = Job.frames(seconds: seconds)
         let graphPath = dir + "/bench.json"
         let agOut = dir + "/agraph.wav"
@@ -95,86 +101,74 @@ struct Offline: ParsableCommand {
         print("agraph-bench offline: 8 sines → mixer → \(Job.sampleRate / 1000) kHz stereo float32 WAV, "
               + "\(formatFixed(seconds, 1)) s of audio, \(runs) run\(runs == 1 ? "" : "s") each, block \(blockFrames) frames")
         print("machine: \(machineDescription())")
+        print(coreLine)
+        printLoad("at start")
         print("temp folder: \(dir)")
         print("")
 
-        var rows: [Row] = []
-        var cliRow: Row?
-
+        var jobs: [TimedJob] = []
+        let err = dir + "/process.err"
         // AudioGraph, in-process.
-        var times: [Double] = []
-        var failure: String?
-        for _ in 0..<runs {
-            unlink(agOut)   // every job starts without its output file (see timeProcess)
-            switch renderInProcess(json: json, directory: dir, blockFrames: blockFrames) {
-            case .success(let (t, frames)):
-                if frames != expected { failure = "rendered \(frames) frames, expected \(expected)" }
-                times.append(t)
+        jobs.append(TimedJob(name: "AudioGraph (in-process: validate+compile+render+close)", audioSeconds: seconds) {
+            unlink(agOut)   // every job starts without its output file (see processRun)
+            let (result, sample) = measureInProcess { renderInProcess(json: json, directory: dir, blockFrames: self.blockFrames) }
+            switch result {
+            case .success(let (_, frames)):
+                if frames != expected { return .failure(BenchError(message: "rendered \(frames) frames, expected \(expected)")) }
+                if let bad = checkWAV(agOut, frames: expected) { return .failure(BenchError(message: bad)) }
+                return .success((sample, "ok, \(expected) frames"))
             case .failure(let e):
-                failure = e.message
+                return .failure(e)
             }
-            if failure != nil { break }
-            if let bad = checkWAV(agOut, frames: expected) { failure = bad; break }
+        })
+        func process(_ name: String, _ tool: String?, missing: String, peer: Bool, _ args: [String], output: String) {
+            jobs.append(TimedJob(name: name, missing: tool == nil ? missing : nil, isPeer: peer, audioSeconds: seconds) {
+                processRun(tool ?? "", args, outputs: [output], stderr: err).flatMap { sample in
+                    if let bad = checkWAV(output, frames: expected) { return .failure(BenchError(message: bad)) }
+                    return .success((sample, "ok, \(expected) frames"))
+                }
+            })
         }
-        rows.append(Row(name: "AudioGraph (in-process: validate+compile+render+close)", times: times, seconds: seconds,
-                        status: failure.map { "FAILED: \($0)" } ?? "ok, \(expected) frames"))
-
         // agraph render CLI, as a process.
-        if let agraph = siblingExecutable("agraph") {
-            let r = timeProcess(agraph, ["render", dir + "/bench-cli.json", "--quiet", "--block-frames", "\(blockFrames)"],
-                                runs: runs, dir: dir, output: cliOut, frames: expected)
-            cliRow = Row(name: "agraph render CLI (whole process)", times: r.times, seconds: seconds, status: r.status)
-            rows.append(cliRow!)
-        } else {
-            rows.append(Row(name: "agraph render CLI (whole process)", times: [], seconds: seconds,
-                            status: "not built (swift build -c release --product agraph)"))
-        }
-
+        process("agraph render CLI (whole process)", siblingExecutable("agraph"), missing: "not built (swift build -c release --product agraph)",
+                peer: false, ["render", dir + "/bench-cli.json", "--quiet", "--block-frames", "\(blockFrames)"], output: cliOut)
         // ffmpeg.
-        let ffName = "ffmpeg (lavfi sine ×8 + amix)"
-        if let ffmpeg = findOnPath("ffmpeg") {
-            let out = dir + "/ffmpeg.wav"
-            var args = ["-v", "error", "-nostdin", "-y"]
-            for f in Job.frequencies {
-                args += ["-f", "lavfi", "-i", "sine=frequency=\(f):duration=\(seconds):sample_rate=\(Job.sampleRate)"]
-            }
-            args += ["-filter_complex",
-                     "amix=inputs=\(Job.frequencies.count):normalize=0:duration=longest,pan=stereo|c0=c0|c1=c0,aformat=sample_fmts=flt",
-                     "-c:a", "pcm_f32le", "-ar", "\(Job.sampleRate)", "-ac", "2", out]
-            let r = timeProcess(ffmpeg, args, runs: runs, dir: dir, output: out, frames: expected)
-            rows.append(Row(name: ffName, times: r.times, seconds: seconds, status: r.status))
-        } else {
-            rows.append(Row(name: ffName, times: [], seconds: seconds, status: "not installed"))
+        let ffOut = dir + "/ffmpeg.wav"
+        var ffArgs = ["-v", "error", "-nostdin", "-y"]
+        for f in Job.frequencies {
+            ffArgs += ["-f", "lavfi", "-i", "sine=frequency=\(f):duration=\(seconds):sample_rate=\(Job.sampleRate)"]
         }
-
+        ffArgs += ["-filter_complex",
+                   "amix=inputs=\(Job.frequencies.count):normalize=0:duration=longest,pan=stereo|c0=c0|c1=c0,aformat=sample_fmts=flt",
+                   "-c:a", "pcm_f32le", "-ar", "\(Job.sampleRate)", "-ac", "2", ffOut]
+        process("ffmpeg (lavfi sine ×8 + amix)", findOnPath("ffmpeg"), missing: "not installed", peer: true, ffArgs, output: ffOut)
         // sox: -n with 8 channels, one synth sine per channel, remix sums all 8
         // (auto gain 1/8) into each of the two output channels.
-        let soxName = "sox (synth ×8 + remix)"
-        if let sox = findOnPath("sox") {
-            let out = dir + "/sox.wav"
-            var args = ["-q", "-n", "-r", "\(Job.sampleRate)", "-c", "\(Job.frequencies.count)",
-                        "-e", "floating-point", "-b", "32", "-c", "2", out, "synth", "\(seconds)"]
-            for f in Job.frequencies { args += ["sine", "\(f)"] }
-            let all = "1-\(Job.frequencies.count)"
-            args += ["remix", all, all]
-            let r = timeProcess(sox, args, runs: runs, dir: dir, output: out, frames: expected)
-            rows.append(Row(name: soxName, times: r.times, seconds: seconds, status: r.status))
-        } else {
-            rows.append(Row(name: soxName, times: [], seconds: seconds, status: "not installed"))
-        }
-
+        let soxOut = dir + "/sox.wav"
+        var soxArgs = ["-q", "-n", "-r", "\(Job.sampleRate)", "-c", "\(Job.frequencies.count)",
+                       "-e", "floating-point", "-b", "32", "-c", "2", soxOut, "synth", "\(seconds)"]
+        for f in Job.frequencies { soxArgs += ["sine", "\(f)"] }
+        let all = "1-\(Job.frequencies.count)"
+        soxArgs += ["remix", all, all]
+        process("sox (synth ×8 + remix)", findOnPath("sox"), missing: "not installed (apt-get install -y --no-install-recommends sox)",
+                peer: true, soxArgs, output: soxOut)
         // The ceiling: a plain loop, in memory.
-        var refTimes: [Double] = []
         let ref = ReferenceLoop(frames: expected)
-        for _ in 0..<runs { refTimes.append(ref.run()) }
-        rows.append(Row(name: "reference loop (in-memory loop, no file)", times: refTimes, seconds: seconds,
-                        status: ref.peak > 0.5 && ref.peak <= 1.0001 ? "ok, peak \(formatFixed(Double(ref.peak), 3))" : "suspicious peak \(ref.peak)"))
+        jobs.append(TimedJob(name: "reference loop (in-memory loop, no file)", audioSeconds: seconds) {
+            let (_, sample) = measureInProcess { ref.run() }
+            return ref.peak > 0.5 && ref.peak <= 1.0001 ? .success((sample, "ok, peak \(formatFixed(Double(ref.peak), 3))"))
+                : .failure(BenchError(message: "suspicious peak \(ref.peak)"))
+        })
 
-        printTable(rows)
+        runInTurns(&jobs, runs: runs)
+        printTimingTable(jobs)
+        printPeerRatios(jobs, pairs: ["AudioGraph (in-process: validate+compile+render+close)", "agraph render CLI (whole process)"].flatMap { a in
+            ["ffmpeg (lavfi sine ×8 + amix)", "sox (synth ×8 + remix)"].map { (a, $0) }
+        }, oneCore: oneCore)
 
         // Startup: process start → first block rendered.
         print("")
-        print("startup (process start → first block rendered), \(runs) run\(runs == 1 ? "" : "s"):")
+        print("startup (process start → first block rendered), \(runs) run\(runs == 1 ? "" : "s") (agraph-bench startup has more):")
         if let me = selfExecutable() {
             var total: [Double] = [], toMain: [Double] = [], validate: [Double] = [], compile: [Double] = [], first: [Double] = []
             var bad: String?
@@ -204,22 +198,18 @@ struct Offline: ParsableCommand {
         } else {
             print("  cannot find this executable (/proc/self/exe)")
         }
-        if let r = cliRow {
-            if r.times.isEmpty {
+        if let r = jobs.first(where: { $0.name == "agraph render CLI (whole process)" }) {
+            if !r.usable {
                 print("  agraph render CLI end to end: \(r.status)")
             } else {
-                let t = Stats(r.times)
+                let t = r.wall
                 print("  agraph render CLI end to end (\(formatFixed(seconds, 1)) s of audio, from the table): \(formatFixed(t.median * 1000, 1)) ms "
                       + "(min \(formatFixed(t.min * 1000, 1)), max \(formatFixed(t.max * 1000, 1)))")
             }
         }
-
-        if keep {
-            print("\nkept \(dir)")
-        } else {
-            removeTree(dir)
-        }
-        if rows.contains(where: { $0.status.hasPrefix("FAILED") }) { throw ExitCode.failure }
+        print("")
+        printLoad("at end")
+        if jobs.contains(where: \.failed) { throw ExitCode.failure }
     }
 }
 
@@ -276,21 +266,25 @@ struct StartupProbe: ParsableCommand {
     }
 }
 
-struct StartupFigures { var total, toMain, validate, compile, firstBlock: Double }
+/// What the startup probe measured: seconds from spawn to the first block
+/// returned, to main() entry, validating, compiling, the first block; and
+/// the probe process as a whole (wall to exit, CPU, peak memory).
+struct StartupFigures { var total, toMain, validate, compile, firstBlock: Double; var process = Sample(wall: 0, cpu: 0) }
 
+/// Spawns `me startup-probe` on `graph` and reads the phases it prints. [main-thread]
 func probeStartup(_ me: String, graph: String, blockFrames: Int, dir: String) -> Result<StartupFigures, BenchError> {
     let out = dir + "/probe.out"
     let spawnedAt = MonotonicClock.nanoseconds()
-    let (status, _) = spawnAndWait(me, ["startup-probe", "--spawned-at", "\(spawnedAt)", "--graph", graph,
-                                        "--block-frames", "\(blockFrames)"],
-                                   stdout: out, stderr: dir + "/probe.err")
-    guard status == 0 else {
-        return .failure(BenchError(message: "probe exited with \(status): \(readText(dir + "/probe.err") ?? "")"))
+    let r = spawnMeasured(me, ["startup-probe", "--spawned-at", "\(spawnedAt)", "--graph", graph,
+                               "--block-frames", "\(blockFrames)"],
+                          stdout: out, stderr: dir + "/probe.err")
+    guard r.status == 0 else {
+        return .failure(BenchError(message: "probe exited with \(r.status): \(readText(dir + "/probe.err") ?? "")"))
     }
     let fields = (readText(out) ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { UInt64($0) }
     guard fields.count == 5 else { return .failure(BenchError(message: "probe printed \(readText(out) ?? "nothing")")) }
     let s = fields.map { Double($0) * 1e-9 }
-    return .success(StartupFigures(total: s[0], toMain: s[1], validate: s[2], compile: s[3], firstBlock: s[4]))
+    return .success(StartupFigures(total: s[0], toMain: s[1], validate: s[2], compile: s[3], firstBlock: s[4], process: r.sample))
 }
 
 // MARK: - reference loop
@@ -428,26 +422,11 @@ func timeProcess(_ path: String, _ args: [String], runs: Int, dir: String, outpu
 }
 
 /// Runs a process to completion; returns its exit status (-1 if it could not
-/// start, 128+signal if killed) and its wall-clock seconds.
+/// start, 128+signal if killed) and its wall-clock seconds (spawnMeasured
+/// has its CPU and memory too). [main-thread]
 func spawnAndWait(_ path: String, _ args: [String], stdout: String, stderr: String) -> (Int32, Double) {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-    defer { for a in argv { free(a) } }
-    var pid = pid_t()
-    let start = MonotonicClock.seconds()
-    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return (-1, 0) }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        if errno != EINTR { return (-1, 0) }
-    }
-    let elapsed = MonotonicClock.seconds() - start
-    let signal = status & 0x7f
-    return (signal == 0 ? (status >> 8) & 0xff : 128 + signal, elapsed)
+    let r = spawnMeasured(path, args, stdout: stdout, stderr: stderr)
+    return (r.status, r.sample.wall)
 }
 
 func findOnPath(_ name: String) -> String? {
@@ -475,10 +454,13 @@ func siblingExecutable(_ name: String) -> String? {
 
 // MARK: - files
 
-/// Reads a WAV header; returns nil when it holds `frames` frames of 2-channel
-/// 32-bit float, else what is wrong.
-func checkWAV(_ path: String, frames: Int) -> String? {
-    guard let f = fopen(path, "rb") else { return "\(path): cannot open" }
+/// What a WAV file's header says: channels, bits, format tag (the
+/// sub-format of an extensible one), frames in its data chunk.
+struct WAVInfo { var channels, bits, formatTag, frames: Int }
+
+/// Reads a WAV header; the header's figures, or what is wrong. [any-thread]
+func readWAVInfo(_ path: String) -> Result<WAVInfo, BenchError> {
+    guard let f = fopen(path, "rb") else { return .failure(BenchError(message: "\(path): cannot open")) }
     defer { fclose(f) }
     var header = [UInt8](repeating: 0, count: 65536)
     let got = fread(&header, 1, header.count, f)
@@ -487,7 +469,7 @@ func checkWAV(_ path: String, frames: Int) -> String? {
     func u32(_ o: Int) -> Int { Int(header[o]) | Int(header[o + 1]) << 8 | Int(header[o + 2]) << 16 | Int(header[o + 3]) << 24 }
     func u16(_ o: Int) -> Int { Int(header[o]) | Int(header[o + 1]) << 8 }
     func tag(_ o: Int) -> String { String(decoding: header[o..<o + 4], as: UTF8.self) }
-    guard got >= 12, tag(0) == "RIFF", tag(8) == "WAVE" else { return "\(path): not a RIFF/WAVE file" }
+    guard got >= 12, tag(0) == "RIFF", tag(8) == "WAVE" else { return .failure(BenchError(message: "\(path): not a RIFF/WAVE file")) }
     var o = 12
     var channels = 0, bits = 0, formatTag = 0
     while o + 8 <= got {
@@ -498,17 +480,37 @@ func checkWAV(_ path: String, frames: Int) -> String? {
             bits = u16(o + 22)
             if formatTag == 0xFFFE && o + 34 <= got { formatTag = u16(o + 32) }   // extensible: sub-format
         } else if id == "data" {
-            guard channels == 2, bits == 32, formatTag == 3 else {
-                return "\(path): \(channels) channels, \(bits) bits, format \(formatTag); expected 2, 32, float (3)"
-            }
-            let n = len / (channels * 4)
-            if n != frames { return "\(path): \(n) frames in the header, expected \(frames)" }
-            if o + 8 + len > size { return "\(path): data chunk runs past the end of the file" }
-            return nil
+            guard channels > 0, bits > 0 else { return .failure(BenchError(message: "\(path): no fmt chunk before the data")) }
+            if o + 8 + len > size { return .failure(BenchError(message: "\(path): data chunk runs past the end of the file")) }
+            return .success(WAVInfo(channels: channels, bits: bits, formatTag: formatTag, frames: len / (channels * bits / 8)))
         }
         o += 8 + len + (len & 1)
     }
-    return "\(path): no data chunk in the first \(got) bytes"
+    return .failure(BenchError(message: "\(path): no data chunk in the first \(got) bytes"))
+}
+
+/// Reads a WAV header; returns nil when it holds `frames` frames of
+/// `channels`-channel 32-bit float, else what is wrong. [any-thread]
+func checkWAV(_ path: String, frames: Int, channels expectedChannels: Int = 2) -> String? {
+    switch readWAVInfo(path) {
+    case .failure(let e): return e.message
+    case .success(let w):
+        guard w.channels == expectedChannels, w.bits == 32, w.formatTag == 3 else {
+            return "\(path): \(w.channels) channels, \(w.bits) bits, format \(w.formatTag); expected \(expectedChannels), 32, float (3)"
+        }
+        if w.frames != frames { return "\(path): \(w.frames) frames in the header, expected \(frames)" }
+        return nil
+    }
+}
+
+/// A float WAV of `channels` channels: "ok, N frames", or what is wrong. [any-thread]
+func describeFloatWAV(_ path: String, channels: Int) -> Result<String, BenchError> {
+    readWAVInfo(path).flatMap { w in
+        guard w.channels == channels, w.bits == 32, w.formatTag == 3, w.frames > 0 else {
+            return .failure(BenchError(message: "\(path): \(w.channels) channels, \(w.bits) bits, format \(w.formatTag), \(w.frames) frames; expected \(channels) channels of float"))
+        }
+        return .success("ok, \(w.frames) frames")
+    }
 }
 
 func makeTempDirectory() throws -> String {
@@ -517,15 +519,18 @@ func makeTempDirectory() throws -> String {
     return String(cString: p)
 }
 
+/// Removes a folder and everything in it (sub-folders too). [main-thread]
 func removeTree(_ dir: String) {
     guard let d = opendir(dir) else { return }
+    var names: [String] = []
     while let e = readdir(d) {
         let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
             String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
         }
-        if name != "." && name != ".." { unlink(dir + "/" + name) }
+        if name != "." && name != ".." { names.append(name) }
     }
     closedir(d)
+    for name in names { removePath(dir + "/" + name) }
     rmdir(dir)
 }
 

@@ -23,7 +23,9 @@ struct BinauralBench: ParsableCommand {
             rate only, so with 48 kHz input ffmpeg resamples the input to 44.1 kHz first (its own \
             choice, counted in its time); the 44.1 kHz pair compares the renderers without it. Live: a \
             dummy jackd at 48 kHz, period 128; 8-channel noise → binaural → jack-out, measured as \
-            `agraph-bench live` measures (callback time, process CPU per cycle), beside the plain client.
+            `agraph-bench live` measures (callback time, process CPU per cycle), beside the plain client. \
+            Offline jobs give CPU time (user + system, wait4) beside wall time; each job's output is \
+            removed before each of its runs; the temporary folder goes at the end unless --keep.
             """)
 
     @Option(help: "Seconds of the offline input.") var seconds: Double = 600
@@ -35,6 +37,7 @@ struct BinauralBench: ParsableCommand {
     @Flag(help: "Skip the live part.") var noLive = false
     @Flag(help: "Skip the offline part.") var noOffline = false
     @Flag(help: "Keep the temporary folder.") var keep = false
+    @Flag(help: "Pin every job (offline: AudioGraph and ffmpeg) to one CPU, as taskset -c 0 would; the live part then shares that CPU with jackd.") var oneCore = false
 
     static let sofa = "/usr/share/libmysofa/default.sofa"
     static let sofalizer = "sofalizer=sofa=\(sofa):type=freq:interpolate=0:speakers=4 135|5 225"
@@ -47,14 +50,19 @@ struct BinauralBench: ParsableCommand {
     }
 
     func run() throws {
+        let coreLine = try applyOneCore(oneCore)
         let dir = try makeTempDirectory()
+        defer { if keep { print("\nkept \(dir)") } else { removeTree(dir) } }
         print("agraph-bench binaural: 7.1 → binaural, SOFA \(Self.sofa)")
         print("machine: \(machineDescription())")
+        print(coreLine)
+        printLoad("at start")
         var failed = false
         if !noSweep { sweep(dir: dir) }
         if !noOffline { failed = try offline(dir: dir) || failed }
         if !noLive { failed = live(dir: dir) || failed }
-        if keep { print("\nkept \(dir)") } else { removeTree(dir) }
+        print("")
+        printLoad("at end")
         if failed { throw ExitCode.failure }
     }
 
@@ -84,8 +92,11 @@ struct BinauralBench: ParsableCommand {
         var name: String
         var path: String
         var args: [String]
-        var times: [Double] = []
+        /// The file the job writes (removed before each run).
+        var output: String
+        var samples: [Sample] = []
         var status: String?
+        var times: [Double] { samples.map(\.wall) }
     }
 
     /// Returns whether something failed.
@@ -110,18 +121,18 @@ struct BinauralBench: ParsableCommand {
             try writeText(renderJSON(input: input, output: dir + "/agraph-\(rate).wav", rate: rate), to: graph)
             let k = rate / 100
             jobs.append(Job(name: "agraph render, \(k / 10).\(k % 10) kHz: file → binaural → float WAV", path: agraph,
-                            args: ["render", graph, "--quiet"]))
+                            args: ["render", graph, "--quiet"], output: dir + "/agraph-\(rate).wav"))
             jobs.append(Job(name: "ffmpeg -af sofalizer, \(k / 10).\(k % 10) kHz in" + (rate == 44100 ? "" : " (→ 44.1 kHz)"),
                             path: ffmpeg, args: ["-nostdin", "-loglevel", "error", "-y", "-i", input, "-af", Self.sofalizer,
-                                                 "-c:a", "pcm_f32le", dir + "/ffmpeg-\(rate).wav"]))
+                                                 "-c:a", "pcm_f32le", dir + "/ffmpeg-\(rate).wav"], output: dir + "/ffmpeg-\(rate).wav"))
             if rate == 48000 {
                 for p in extra {
                     jobs.append(Job(name: "agraph render, 48 kHz, partition \(p)", path: agraph,
-                                    args: ["render", graph, "--quiet", "--set", "bin.partition=\(p)"]))
+                                    args: ["render", graph, "--quiet", "--set", "bin.partition=\(p)"], output: dir + "/agraph-\(rate).wav"))
                 }
                 jobs.append(Job(name: "ffmpeg -af sofalizer, 48 kHz in, -filter_threads 1", path: ffmpeg,
                                 args: ["-nostdin", "-loglevel", "error", "-y", "-filter_threads", "1", "-i", input, "-af", Self.sofalizer,
-                                       "-c:a", "pcm_f32le", dir + "/ffmpeg-1t.wav"]))
+                                       "-c:a", "pcm_f32le", dir + "/ffmpeg-1t.wav"], output: dir + "/ffmpeg-1t.wav"))
             }
         }
         print("offline: \(formatFixed(seconds, 0)) s of 8-channel noise tagged 7.1 (16-bit WAV) → 2-channel float WAV, \(runs) run\(runs == 1 ? "" : "s") each")
@@ -130,27 +141,35 @@ struct BinauralBench: ParsableCommand {
         for _ in 0..<runs {
             for k in jobs.indices where jobs[k].status == nil {
                 let err = dir + "/job-\(k).err"
-                let (status, t) = spawnAndWait(jobs[k].path, jobs[k].args, stdout: "/dev/null", stderr: err)
-                if status == 0 { jobs[k].times.append(t) } else {
+                unlink(jobs[k].output)   // every job starts without its output (see processRun)
+                let r = spawnMeasured(jobs[k].path, jobs[k].args, stdout: "/dev/null", stderr: err)
+                if r.status == 0 { jobs[k].samples.append(r.sample) } else {
                     let text = (readText(err) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
-                    jobs[k].status = "FAILED: exit \(status): \(text)"
-                    jobs[k].times = []
+                    jobs[k].status = "FAILED: exit \(r.status): \(text)"
+                    jobs[k].samples = []
                 }
             }
         }
         print("")
-        print("wall clock, seconds (median / min / max) and x real time:")
+        print("wall clock, seconds (median / min / max), x real time, and CPU (user + system, median):")
         for j in jobs {
             if let s = j.status { print("  \(j.name): \(s)"); continue }
-            let st = Stats(j.times)
+            let st = Stats(j.times), cpu = Stats(j.samples.map(\.cpu))
             print("  \(j.name): \(formatFixed(st.median, 2)) s (\(formatFixed(st.min, 2)) / \(formatFixed(st.max, 2))), "
-                  + "\(formatFixed(seconds / st.median, 0))x real time")
+                  + "\(formatFixed(seconds / st.median, 0))x real time; CPU \(formatFixed(cpu.median, 2)) s")
         }
         print("")
         for (a, b) in [(0, 1), (jobs.count - 2, jobs.count - 1)] where jobs[a].status == nil && jobs[b].status == nil {
             let ratio = Stats(jobs[b].times).median / Stats(jobs[a].times).median
             print("\(jobs[a].name) vs \(jobs[b].name): \(formatFixed(ratio, 2))x as fast (median wall clock); aim ≥ 3x: \(ratio >= 3 ? "met" : "NOT met")")
         }
+        let timed = jobs.map { j in
+            var t = TimedJob(name: j.name, isPeer: j.path == ffmpeg, audioSeconds: seconds) { .failure(BenchError(message: "not run here")) }
+            t.samples = j.status == nil ? j.samples : []
+            t.failed = j.status != nil
+            return t
+        }
+        printPeerRatios(timed, pairs: [(jobs[0].name, jobs[1].name), (jobs[jobs.count - 2].name, jobs[jobs.count - 1].name)], oneCore: oneCore)
         return jobs.contains { $0.status != nil }
     }
 

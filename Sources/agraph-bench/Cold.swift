@@ -38,6 +38,12 @@ struct ColdBench: ParsableCommand {
     var rounds: Int = 3
 
     func run() throws {
+        printLoad("at start")
+        let cpu0 = processCPUSeconds(), wall0 = MonotonicClock.seconds()
+        defer {
+            print("whole run: wall \(formatFixed(MonotonicClock.seconds() - wall0, 2)) s, CPU (user + system, this process) \(formatFixed(processCPUSeconds() - cpu0, 2)) s")
+            printLoad("at end")
+        }
         var counts = sources.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         if graph != nil { counts = Array(counts.prefix(1)) }
         let bytes = max(evictMiB, 1) << 20

@@ -16,9 +16,12 @@ struct DecodeBench: ParsableCommand {
         discussion: """
             The media are made once with the ffmpeg command-line tool (needed: the benchmark compares \
             against it): a distinct sine per channel, E-AC-3 5.1 at 640 kb/s in a raw .ec3 and AAC-LC \
-            stereo at 192 kb/s in an .m4a. Jobs are whole processes, wall clock, taking turns run by \
-            run so that the machine's load falls on all alike. Figures are x real time (seconds of \
-            audio per second), median / min / max.
+            stereo at 192 kb/s in an .m4a. Jobs are whole processes, wall clock and CPU (user + system \
+            of the process and the children it waited for, from wait4), taking turns run by run so \
+            that the machine's load falls on all alike; every job's outputs (files, batch folders) are \
+            removed before each of its runs, and the temporary folder (media, outputs) at the end \
+            unless --keep. Figures are x real time (seconds of audio per second), median / min / max. \
+            --one-core pins every job to one CPU.
             """)
 
     @Option(help: "Seconds of each long file.") var seconds: Double = 600
@@ -27,20 +30,12 @@ struct DecodeBench: ParsableCommand {
     @Option(help: "Seconds of each batch file.") var batchSeconds: Double = 60
     @Option(help: "Renders at a time in the batch.") var jobs: Int = 2
     @Flag(help: "Keep the temporary folder.") var keep = false
+    @Flag(help: "Pin every job (AudioGraph and the peers) to one CPU, as taskset -c 0 would.") var oneCore = false
 
     func validate() throws {
         if !(seconds > 0 && seconds <= 7200) { throw ValidationError("--seconds must be in (0, 7200]") }
         if runs < 1 { throw ValidationError("--runs must be at least 1") }
         if batchFiles < 1 || batchFiles > 1000 { throw ValidationError("--batch-files must be in 1…1000") }
-    }
-
-    struct Job {
-        var name: String
-        var path: String
-        var args: [String]
-        var seconds: Double
-        var times: [Double] = []
-        var status: String?
     }
 
     func run() throws {
@@ -52,9 +47,13 @@ struct DecodeBench: ParsableCommand {
             print("agraph-bench decode: agraph not built beside agraph-bench (swift build -c release --product agraph)")
             throw ExitCode.failure
         }
+        let coreLine = try applyOneCore(oneCore)
         let dir = try makeTempDirectory()
+        defer { if keep { print("\nkept \(dir)") } else { removeTree(dir) } }
         print("agraph-bench decode: \(formatFixed(seconds, 0)) s of 5.1 E-AC-3 and of stereo AAC; batch \(batchFiles) × \(formatFixed(batchSeconds, 0)) s, -j \(jobs); \(runs) run\(runs == 1 ? "" : "s") each")
         print("machine: \(machineDescription())")
+        print(coreLine)
+        printLoad("at start")
         func make(_ out: String, channels: Int, seconds: Double, _ codec: [String]) throws {
             let freqs = [500, 700, 900, 60, 1100, 1300]
             var inputs: [String] = []
@@ -97,39 +96,64 @@ struct DecodeBench: ParsableCommand {
             mkdir -p '\(dir)/loop-out'
             printf '%s\\n' \(quoted) | xargs -P \(jobs) -I{} sh -c 'b=$(basename "{}" .m4a); '\(ffmpeg)' -nostdin -loglevel error -y -i "{}" -c:a pcm_f32le "\(dir)/loop-out/$b.wav"'
             """, to: loop)
-        var list: [Job] = [
-            Job(name: "agraph render: E-AC-3 5.1 → float WAV", path: agraph, args: ["render", graph, "--quiet"], seconds: seconds),
-            Job(name: "ffmpeg -i: E-AC-3 5.1 → float WAV", path: ffmpeg,
-                args: ["-nostdin", "-loglevel", "error", "-y", "-i", eac3, "-c:a", "pcm_f32le", dir + "/ffmpeg-out.wav"], seconds: seconds),
-            Job(name: "agraph render: AAC stereo → float WAV", path: agraph,
-                args: ["render", graph, "--quiet", "--set", "src.path=\(aac)"], seconds: seconds),
-            Job(name: "ffmpeg -i: AAC stereo → float WAV", path: ffmpeg,
-                args: ["-nostdin", "-loglevel", "error", "-y", "-i", aac, "-c:a", "pcm_f32le", dir + "/ffmpeg-aac.wav"], seconds: seconds),
-            Job(name: "agraph render --each, \(batchFiles) files, -j \(jobs)", path: agraph,
-                args: ["render", graph, "--quiet", "--each"] + ["src.path=" + batch[0]] + Array(batch.dropFirst())
-                    + ["--output-dir", outDir, "-j", String(jobs)], seconds: Double(batchFiles) * batchSeconds),
-            Job(name: "shell loop over ffmpeg, \(batchFiles) files, -P \(jobs)", path: "/bin/sh", args: [loop],
-                seconds: Double(batchFiles) * batchSeconds),
-        ]
-        for _ in 0..<runs {
-            for k in list.indices where list[k].status == nil {
-                let err = dir + "/job-\(k).err"
-                let (status, t) = spawnAndWait(list[k].path, list[k].args, stdout: "/dev/null", stderr: err)
-                if status == 0 { list[k].times.append(t) } else {
-                    let text = (readText(err) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
-                    list[k].status = "FAILED: exit \(status): \(text)"
-                    list[k].times = []
+        let agOut = dir + "/agraph-out.wav", ffOut = dir + "/ffmpeg-out.wav", ffAAC = dir + "/ffmpeg-aac.wav"
+        let loopOut = dir + "/loop-out"
+        let err = dir + "/job.err"
+        func file(_ out: String, channels: Int) -> (Sample) -> Result<(Sample, String), BenchError> {
+            { s in describeFloatWAV(out, channels: channels).map { (s, $0) } }
+        }
+        func folder(_ path: String) -> (Sample) -> Result<(Sample, String), BenchError> {
+            { s in
+                var n = 0
+                if let d = opendir(path) {
+                    while let e = readdir(d) {
+                        let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                        if name.hasSuffix(".wav") { n += 1 }
+                    }
+                    closedir(d)
                 }
+                return n == self.batchFiles ? .success((s, "ok, \(n) files"))
+                    : .failure(BenchError(message: "\(path): \(n) WAV files, expected \(self.batchFiles)"))
             }
         }
+        let names = ["agraph render: E-AC-3 5.1 → float WAV", "ffmpeg -i: E-AC-3 5.1 → float WAV",
+                     "agraph render: AAC stereo → float WAV", "ffmpeg -i: AAC stereo → float WAV",
+                     "agraph render --each, \(batchFiles) files, -j \(jobs)", "shell loop over ffmpeg, \(batchFiles) files, -P \(jobs)"]
+        var list: [TimedJob] = [
+            TimedJob(name: names[0], audioSeconds: seconds) {
+                processRun(agraph, ["render", graph, "--quiet"], outputs: [agOut], stderr: err).flatMap(file(agOut, channels: 6))
+            },
+            TimedJob(name: names[1], isPeer: true, audioSeconds: seconds) {
+                processRun(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", eac3, "-c:a", "pcm_f32le", ffOut],
+                           outputs: [ffOut], stderr: err).flatMap(file(ffOut, channels: 6))
+            },
+            TimedJob(name: names[2], audioSeconds: seconds) {
+                processRun(agraph, ["render", graph, "--quiet", "--set", "src.path=\(aac)"], outputs: [agOut], stderr: err)
+                    .flatMap(file(agOut, channels: 2))
+            },
+            TimedJob(name: names[3], isPeer: true, audioSeconds: seconds) {
+                processRun(ffmpeg, ["-nostdin", "-loglevel", "error", "-y", "-i", aac, "-c:a", "pcm_f32le", ffAAC],
+                           outputs: [ffAAC], stderr: err).flatMap(file(ffAAC, channels: 2))
+            },
+            TimedJob(name: names[4], audioSeconds: Double(batchFiles) * batchSeconds) {
+                processRun(agraph, ["render", graph, "--quiet", "--each"] + ["src.path=" + batch[0]] + Array(batch.dropFirst())
+                           + ["--output-dir", outDir, "-j", String(self.jobs)], outputs: [outDir], stderr: err).flatMap(folder(outDir))
+            },
+            TimedJob(name: names[5], isPeer: true, audioSeconds: Double(batchFiles) * batchSeconds) {
+                processRun("/bin/sh", [loop], outputs: [loopOut], stderr: err).flatMap(folder(loopOut))
+            },
+        ]
+        runInTurns(&list, runs: runs)
         print("")
-        printTable(list.map { Row(name: $0.name, times: $0.times, seconds: $0.seconds, status: $0.status ?? "ok") })
+        printTimingTable(list)
         print("")
-        for pair in stride(from: 0, to: list.count - 1, by: 2) where !list[pair].times.isEmpty && !list[pair + 1].times.isEmpty {
-            let ratio = Stats(list[pair + 1].times).median / Stats(list[pair].times).median
+        for pair in stride(from: 0, to: list.count - 1, by: 2) where list[pair].usable && list[pair + 1].usable {
+            let ratio = list[pair + 1].wall.median / list[pair].wall.median
             print("\(list[pair].name) vs \(list[pair + 1].name): \(formatFixed(ratio, 2))x as fast (median wall clock); aim ≥ 1x: \(ratio >= 1 ? "met" : "NOT met")")
         }
-        if keep { print("\nkept \(dir)") } else { removeTree(dir) }
-        if list.contains(where: { $0.status != nil }) { throw ExitCode.failure }
+        printPeerRatios(list, pairs: [(names[0], names[1]), (names[2], names[3]), (names[4], names[5])], oneCore: oneCore)
+        print("")
+        printLoad("at end")
+        if list.contains(where: \.failed) { throw ExitCode.failure }
     }
 }

@@ -51,6 +51,8 @@ struct ReloadBench: ParsableCommand {
     }
 
     func run() throws {
+        printLoad("at start")
+        defer { printLoad("at end") }
         let name = "agraph-bench-reload-\(getpid())"
         let server = try JACKServer(name: name, driver: "dummy", sampleRate: 48000, period: period)
         defer { server.stop() }

@@ -21,7 +21,10 @@ struct ResampleBench: ParsableCommand {
             -b 32 OUT rate -v|-h 48000`, and `ffmpeg -i IN -af aresample=resampler=soxr:precision=28|20 \
             -ar 48000 -c:a pcm_f32le OUT`. very-high is libsoxr's 28-bit recipe (sox -v, ffmpeg \
             precision=28), high its 20-bit one (sox -h, ffmpeg's default precision=20). Figures are x \
-            real time (seconds of audio per second of wall clock), median / min / max over the runs.
+            real time (seconds of audio per second of wall clock), median / min / max over the runs, \
+            with CPU time (user + system: wait4 for processes, this process's getrusage delta \
+            in-process) beside it. The jobs take turns run by run; the output is removed before every \
+            run; the temporary folder goes at the end unless --keep. --one-core pins every job to one CPU.
             """)
 
     @Option(help: "Seconds of audio.") var seconds: Double = 600
@@ -29,6 +32,7 @@ struct ResampleBench: ParsableCommand {
     @Option(help: "Qualities to compare: very-high, high (comma-separated).") var qualities: String = "very-high,high"
     @Option(help: "Frames per block for AudioGraph.") var blockFrames: Int = 4096
     @Flag(help: "Keep the temporary folder.") var keep = false
+    @Flag(help: "Pin every job (AudioGraph and the peers) to one CPU, as taskset -c 0 would.") var oneCore = false
 
     func validate() throws {
         if !(seconds > 0 && seconds <= 7200) { throw ValidationError("--seconds must be in (0, 7200]") }
@@ -42,8 +46,9 @@ struct ResampleBench: ParsableCommand {
     var qualityList: [String] { qualities.split(separator: ",").map { String($0) } }
 
     func run() throws {
+        let coreLine = try applyOneCore(oneCore)
         let dir = try makeTempDirectory()
-        defer { if !keep { removeTree(dir) } }
+        defer { if keep { print("\nkept \(dir)") } else { removeTree(dir) } }
         let input = dir + "/in44k1.wav"
         let inputFrames = Int((seconds * 44100).rounded())
         // What libsoxr makes of it: round(frames × 48000 / 44100).
@@ -51,6 +56,8 @@ struct ResampleBench: ParsableCommand {
         print("agraph-bench resample: \(formatFixed(seconds, 0)) s of 44.1 kHz stereo float32 → 48 kHz stereo float32 WAV, "
               + "\(runs) run\(runs == 1 ? "" : "s") each, block \(blockFrames) frames")
         print("machine: \(machineDescription())")
+        print(coreLine)
+        printLoad("at start")
         if keep { print("temp folder: \(dir)") }
         let source = """
             {"format": "agraph/1", "sampleRate": 44100,
@@ -89,18 +96,18 @@ struct ResampleBench: ParsableCommand {
                 self.inProcessOnce(json: nodeGraph, dir: dir, output: output, frames: nil)
             })
             let soxFlag = quality == "very-high" ? "-v" : "-h"
-            jobs.append(Job(name: "sox rate \(soxFlag)", missing: sox == nil ? "not installed" : nil) {
+            jobs.append(Job(name: "sox rate \(soxFlag)", isPeer: true, missing: sox == nil ? "not installed" : nil) {
                 self.processOnce(sox ?? "", [input, "-e", "floating-point", "-b", "32", output, "rate", soxFlag, "48000"],
                                  dir: dir, output: output, expected: expected, exact: true)
             })
             let precision = quality == "very-high" ? 28 : 20
-            jobs.append(Job(name: "ffmpeg aresample=resampler=soxr:precision=\(precision)", missing: ffmpeg == nil ? "not installed" : nil) {
+            jobs.append(Job(name: "ffmpeg aresample=resampler=soxr:precision=\(precision)", isPeer: true, missing: ffmpeg == nil ? "not installed" : nil) {
                 self.processOnce(ffmpeg ?? "", ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", input,
                                                 "-af", "aresample=resampler=soxr:precision=\(precision)", "-ar", "48000",
                                                 "-c:a", "pcm_f32le", output], dir: dir, output: output, expected: expected, exact: false)
             })
         }
-        var times = Array(repeating: [Double](), count: jobs.count)
+        var times = Array(repeating: [Sample](), count: jobs.count)
         var status = jobs.map { $0.missing ?? "" }
         for _ in 0 ..< runs {
             for (i, job) in jobs.enumerated() where job.missing == nil && !status[i].hasPrefix("FAILED") {
@@ -109,16 +116,30 @@ struct ResampleBench: ParsableCommand {
                 status[i] = s
             }
         }
-        let rows = jobs.indices.map { Row(name: jobs[$0].name, times: status[$0].hasPrefix("FAILED") ? [] : times[$0], seconds: seconds, status: status[$0]) }
-        printTable(rows)
+        let rows = jobs.indices.map { i in
+            var row = TimedJob(name: jobs[i].name, missing: jobs[i].missing, isPeer: jobs[i].isPeer, audioSeconds: seconds) {
+                .failure(BenchError(message: "not run here"))
+            }
+            row.failed = status[i].hasPrefix("FAILED")
+            row.samples = row.failed ? [] : times[i]
+            row.status = status[i]
+            return row
+        }
+        printTimingTable(rows)
         for quality in qualityList {
-            guard let ours = rows.first(where: { $0.name.hasPrefix("agraph render CLI, \(quality)") }), !ours.times.isEmpty else { continue }
+            guard let ours = rows.first(where: { $0.name.hasPrefix("agraph render CLI, \(quality)") }), ours.usable else { continue }
             let peers = quality == "very-high" ? ["sox rate -v", "ffmpeg aresample=resampler=soxr:precision=28"]
                 : ["sox rate -h", "ffmpeg aresample=resampler=soxr:precision=20"]
-            for peer in rows where peers.contains(peer.name) && !peer.times.isEmpty {
-                print("\(quality): agraph render is \(formatFixed(Stats(peer.times).median / Stats(ours.times).median, 2))x as fast as \(peer.name) (median wall clock, whole processes)")
+            for peer in rows where peers.contains(peer.name) && peer.usable {
+                print("\(quality): agraph render is \(formatFixed(peer.wall.median / ours.wall.median, 2))x as fast as \(peer.name) (median wall clock, whole processes)")
             }
         }
+        printPeerRatios(rows, pairs: qualityList.flatMap { q in
+            (q == "very-high" ? ["sox rate -v", "ffmpeg aresample=resampler=soxr:precision=28"] : ["sox rate -h", "ffmpeg aresample=resampler=soxr:precision=20"])
+                .flatMap { peer in ["AudioGraph file source, \(q) (in-process)", "agraph render CLI, \(q) (whole process)"].map { ($0, peer) } }
+        }, oneCore: oneCore)
+        print("")
+        printLoad("at end")
         if rows.contains(where: { $0.status.hasPrefix("FAILED") }) { throw ExitCode.failure }
     }
 
@@ -143,17 +164,20 @@ struct ResampleBench: ParsableCommand {
 
     struct Job {
         var name: String
+        /// A peer (sox, ffmpeg) rather than AudioGraph.
+        var isPeer = false
         /// Why the job cannot run (a tool not installed), or nil.
         var missing: String? = nil
-        /// One timed run: wall seconds (nil on failure) and a status.
-        var run: () -> (Double?, String)
+        /// One timed run: wall and CPU (nil on failure) and a status.
+        var run: () -> (Sample?, String)
     }
 
     /// One in-process render; checks the frames written when `frames` is given.
-    func inProcessOnce(json: String, dir: String, output: String, frames: Int?) -> (Double?, String) {
+    func inProcessOnce(json: String, dir: String, output: String, frames: Int?) -> (Sample?, String) {
         unlink(output)
-        switch renderInProcess(json: json, directory: dir, blockFrames: blockFrames) {
-        case .success(let (t, rendered)):
+        let (result, t) = measureInProcess { renderInProcess(json: json, directory: dir, blockFrames: blockFrames) }
+        switch result {
+        case .success(let (_, rendered)):
             if let frames {
                 if let bad = checkWAV(output, frames: frames) { return (nil, "FAILED: \(bad)") }
                 return (t, "ok, \(frames) frames")
@@ -167,11 +191,12 @@ struct ResampleBench: ParsableCommand {
     /// One run of a process writing `output`. With `exact`, a length other
     /// than `expected` fails; else it is reported (ffmpeg's soxr wrapper
     /// may flush differently).
-    func processOnce(_ path: String, _ args: [String], dir: String, output: String, expected: Int, exact: Bool) -> (Double?, String) {
+    func processOnce(_ path: String, _ args: [String], dir: String, output: String, expected: Int, exact: Bool) -> (Sample?, String) {
         let err = dir + "/job.err"
-        // Start without the file (see timeProcess).
+        // Start without the file (see processRun).
         unlink(output)
-        let (status, t) = spawnAndWait(path, args, stdout: "/dev/null", stderr: err)
+        let r = spawnMeasured(path, args, stdout: "/dev/null", stderr: err)
+        let status = r.status, t = r.sample
         guard status == 0 else {
             let text = (readText(err) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
             return (nil, "FAILED: exit \(status): \(text)")
@@ -181,11 +206,8 @@ struct ResampleBench: ParsableCommand {
         return (t, frames == expected ? "ok, \(frames) frames" : "ok, \(frames) frames (exact: \(expected))")
     }
 
-    /// Frames in a 2-channel float32 WAV's data chunk, when it is one.
+    /// Frames in a WAV's data chunk, when it is one.
     func wavFrames(_ path: String) -> Int? {
-        // checkWAV states the count it found in its message.
-        guard let message = checkWAV(path, frames: -1), let range = message.range(of: ": ") else { return nil }
-        let rest = message[range.upperBound...]
-        return Int(rest.prefix { $0.isNumber })
+        try? readWAVInfo(path).get().frames
     }
 }

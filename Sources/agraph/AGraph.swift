@@ -40,11 +40,19 @@ func writeStderr(_ text: String) { TextOutput.standard.writeErr(text) }
 /// (and plugin types clashing with built-in ones) is in `failures`.
 let pluginReport: PluginCatalog = NodeRegistry.withPlugins(.builtIn.addingJACK()).report
 
-/// Every node type the command line knows: built-in, JACK and plugins.
+/// The plugins' node types, loaded the first time a graph names a type the
+/// built-in ones do not include, or all types are listed: a graph of
+/// built-in nodes starts without loading any plugin (nor FFmpeg, which the
+/// `ffmpeg` decoder plugin links).
+let deferredPlugins = DeferredNodeTypes {
+    let builtIn = NodeRegistry.builtIn.addingJACK()
+    return (pluginReport.types.filter { !builtIn.registers($0.descriptor.typeID) }.map { $0 as any NodeType }, pluginReport.note)
+}
+
+/// Every node type the command line knows: built-in, JACK and plugins (deferred).
 func standardRegistry(_ binder: JACKPortBinder = JACKPortBinder()) -> NodeRegistry {
     var registry = NodeRegistry.builtIn.addingJACK(binder)
-    _ = registry.register(plugins: pluginReport)
-    registry.unavailableNote = pluginReport.note
+    registry.deferred = deferredPlugins
     return registry
 }
 
@@ -66,6 +74,7 @@ func loadGraph(_ path: String, registry: NodeRegistry = standardRegistry(),
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Check graph files; report every problem with its file, line, JSON pointer and node.")
 
     @Argument(help: "Graph files.") var graphs: [String]
@@ -121,6 +130,7 @@ extension Validate {
 
 struct Nodes: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "nodes",
         abstract: "List node types, or describe one: ports, parameters, types, ranges, defaults, units.")
 
     @Argument(help: "A node type to describe.") var type: String?
@@ -171,6 +181,7 @@ struct Nodes: ParsableCommand {
 
 struct Dot: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "dot",
         abstract: "Print a graph as Graphviz dot (e.g. agraph dot g.json | dot -Tpng > g.png).")
 
     @Argument(help: "Graph file.") var graph: String
@@ -182,6 +193,7 @@ struct Dot: ParsableCommand {
 
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "schema",
         abstract: "Print the JSON Schema of the graph format, with the plugin node types found (docs/graph.schema.json).")
 
     func run() throws {

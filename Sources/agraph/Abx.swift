@@ -10,6 +10,7 @@ import Glibc
 
 struct Abx: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "abx",
         abstract: "Blind ABX trials on an ab node: listen to A, B and X, say whether X is A or B.",
         discussion: """
             Plays GRAPH live, as agraph run does (the running JACK server, or an embedded one), and \

@@ -9,6 +9,7 @@ import Glibc
 
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "analyze",
         abstract: "Measure audio files: EBU R128 loudness (ITU-R BS.1770-4), loudness range, true and sample peak, per-channel peak and RMS.",
         discussion: """
             Integrated loudness (LUFS, gated, ITU-R BS.1770-4), loudness range (LU, EBU Tech 3342), \

@@ -9,6 +9,7 @@ import Glibc
 /// and measured; the work is `RendererComparison` (AudioGraphAnalysis).
 struct Compare: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "compare",
         abstract: "Compare the outputs of two nodes of a graph, loudness-matched: loudness, peaks, 1/3-octave spectra, correlation, ILD/ITD.",
         discussion: """
             Renders the graph offline (only NODE A, NODE B and what feeds them: no file is written) \

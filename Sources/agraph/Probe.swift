@@ -9,6 +9,7 @@ import Glibc
 /// `agraph probe FILE.ac4`: the facts of an AC-4 sync-frame stream.
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Print the facts of a media file: its container and streams (codecs, layouts, durations, bit rates, what decodes them); for AC-4 sync frames (.ac4) frames, rates, versions, I-frames, CRC errors.",
         discussion: """
             Reads every sync frame, checks CRCs and resynchronises after damage. Sample rate and frame \

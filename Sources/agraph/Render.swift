@@ -14,6 +14,7 @@ let interruptRequested = Atomic<Bool>(false)
 
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "render",
         abstract: "Render a graph offline, as fast as the machine allows.",
         discussion: """
             Ends when every source reaching a sink has ended, or at --duration. A graph with endless \

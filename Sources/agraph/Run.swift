@@ -12,6 +12,7 @@ import Glibc
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Play a graph live inside a JACK client.",
         discussion: """
             Joins the running JACK server, or starts an embedded one (jackd --no-realtime -d dummy) when \
@@ -96,6 +97,10 @@ struct Run: ParsableCommand {
         // copy and the JACK client is named by the session's client id.
         var jack = self.jack
         var nsm: NSMSession?
+        // A live graph may be reloaded (from the OSC or console thread) into
+        // one that names a plugin: the plugins load here, on the main thread,
+        // not in a reload.
+        _ = deferredPlugins.loaded
         let g: ValidatedGraph
         if let url = NSMClient.urlFromEnvironment {
             let overrides = try ParameterOverrides.parse(settings)
