@@ -81,7 +81,7 @@ public final class BusPool: @unchecked Sendable {
     private let states: UnsafeMutablePointer<BusState>
     let layouts: UnsafeMutablePointer<BusLayout>
     /// First global channel index of each bus.
-    private let firstChannel: UnsafeMutablePointer<Int>
+    let firstChannel: UnsafeMutablePointer<Int>
     let busCount: Int
     public let buses: [AudioBus]
     /// The block size the layout is for, behind a pointer: a class's stored

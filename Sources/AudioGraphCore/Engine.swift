@@ -140,6 +140,9 @@ public final class Engine: @unchecked Sendable {
     /// Regions longer than this are streamed (the hardware prefetcher
     /// follows them); only their first lines are listed.
     public static let hotRegionLimit = 1024
+    /// The task graph `render` runs on several threads (`useRenderThreads`);
+    /// nil: the schedule in order on the calling thread.
+    @exclusivity(unchecked) var parallelPlan: ParallelPlan?
 
     /// Allocates every bus and prepares every node. [main-thread]
     ///
@@ -457,6 +460,10 @@ public final class Engine: @unchecked Sendable {
         let ahead = prefetchDistance
         var i = 0
         var d = 0
+        if let plan = parallelPlan {
+            plan.run(frames: n, held: held)
+            i = nodes.count
+        }
         while i < nodes.count {
             if ahead > 0 { prefetchGroups(from: 1 + i + ahead, to: 2 + i + ahead) }
             while d < delayLines.count && lineSteps[d] == i {

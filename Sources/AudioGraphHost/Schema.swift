@@ -56,6 +56,15 @@ public enum GraphSchema {
                     ("default", .bool(true)),
                     ("description", .string("Align paths of different latency where they meet (a mixer's inputs) by delaying the shorter ones; false turns it off for this graph.")),
                 ])),
+                ("threads", .object([
+                    ("oneOf", .array([
+                        .object([("type", .string("integer")), ("minimum", .number(1)),
+                                 ("maximum", .number(Double(GraphThreads.maximum)))]),
+                        .object([("const", .string("auto"))]),
+                    ])),
+                    ("default", .number(1)),
+                    ("description", .string("Threads that render the graph live (agraph run --threads): 1, JACK's process thread alone; N, that thread and N - 1 helpers running independent branches at the same time; \"auto\", one per independent branch up to the number of CPUs, when there are at least two of each.")),
+                ])),
                 ("nodes", .object([
                     ("type", .string("array")), ("minItems", .number(1)),
                     ("items", .object([("$ref", .string("#/$defs/node"))])),

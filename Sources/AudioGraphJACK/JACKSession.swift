@@ -27,6 +27,9 @@ final class JACKSession: @unchecked Sendable {
     var compiled: CompiledGraph
     var engine: Engine { compiled.engine }
     let cycle: ProcessCycle
+    /// The threads rendering beside JACK's process thread (`Options.threads`);
+    /// nil: the process thread alone. A reload's engine renders on them too.
+    let renderThreads: RenderThreads?
     /// The client's side of the cycle (its ports, by slot). [owner-thread]
     private(set) var side: ClientSide?
     /// What the client's latency callback reads (a rename gives the new
@@ -155,6 +158,13 @@ final class JACKSession: @unchecked Sendable {
                              measure: options.measureCycles, probe: options.cycleProbe, prefetch: options.prefetchHotMemory,
                              threadInit: options.threadInit, wakeup: wakeup)
         let engine = compiled.engine
+        do {
+            renderThreads = try Self.startRenderThreads(options.threads ?? graph.threads, engine: engine, client: client)
+        } catch {
+            client.close()
+            server?.stop()
+            throw error
+        }
         if let d = options.duration { cycle.lastFrame.store(Int((d * graph.sampleRate).rounded()), ordering: .relaxed) }
         followers = Self.transportFollowers(graph, engine, mode: options.transport)
         engine.setTransportFollowers(Set(followers.map(\.id)))
@@ -165,6 +175,7 @@ final class JACKSession: @unchecked Sendable {
             try attach(client)
         } catch {
             transportThread?.stop()
+            renderThreads?.stop()
             client.close()
             server?.stop()
             throw error
@@ -653,6 +664,7 @@ final class JACKSession: @unchecked Sendable {
         transportThread?.stop()
         let serverGone = cycle.serverGone.load(ordering: .acquiring)
         if !serverGone { client.deactivate() }
+        renderThreads?.stop()
         reloading?.retiredWorker.stop()
         engine.worker.stop()
         let errors = engine.worker.finishJobs().map { "\($0)" }

@@ -96,6 +96,11 @@ public final class RunningGraph: @unchecked Sendable {
         /// (`agraph run`: SIGINT or SIGTERM came). nil: only the timeout
         /// ends it. [owner-thread; any thread sets what it reads]
         public var shouldStop: (@Sendable () -> Bool)?
+        /// Threads rendering each cycle (`agraph run --threads`): nil
+        /// takes the graph's `"threads"` (default 1, JACK's process thread
+        /// alone); see `GraphThreads`. Decided at the start: a reload
+        /// renders on the same threads.
+        public var threads: GraphThreads?
         public init() {}
     }
 
@@ -117,6 +122,9 @@ public final class RunningGraph: @unchecked Sendable {
     /// [any-thread] A reload replaces it.
     public var compiled: CompiledGraph { current.withLock { $0.compiled } }
     public var engine: Engine { compiled.engine }
+    /// The threads rendering beside JACK's process thread (`Options.threads`);
+    /// nil: the process thread alone. [any-thread]
+    public var renderThreads: RenderThreads? { session.renderThreads }
     public let binder: JACKPortBinder
     /// Every event of the graph, from its start: a subscriber of `monitor`.
     public let events: AsyncStream<Event>

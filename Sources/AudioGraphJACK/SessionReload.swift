@@ -149,6 +149,7 @@ extension JACKSession {
                               transport: transport, relocateFollowers: relocate)
 
         next.engine.prefaultOwnBuses()
+        next.engine.useRenderThreads(renderThreads)
         // Workers: the kept jobs move to the new engine's worker; the retired
         // ones get their own until the fade is over.
         oldEngine.worker.stop()

@@ -543,6 +543,7 @@ const char *const agraph_lazy_names_jack[] = {
     "jack_activate",
     "jack_client_close",
     "jack_client_open",
+    "jack_client_real_time_priority",
     "jack_client_thread_id",
     "jack_connect",
     "jack_cpu_load",
@@ -552,6 +553,7 @@ const char *const agraph_lazy_names_jack[] = {
     "jack_get_client_name",
     "jack_get_ports",
     "jack_get_sample_rate",
+    "jack_is_realtime",
     "jack_last_frame_time",
     "jack_on_info_shutdown",
     "jack_port_get_all_connections",
@@ -595,101 +597,107 @@ jack_client_t *jack_client_open(const char *a0, jack_options_t a1, jack_status_t
     }
     return f(a0, a1, a2);
 }
+int jack_client_real_time_priority(jack_client_t *a0) {
+    return ((__typeof__(&jack_client_real_time_priority))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 3))(a0);
+}
 jack_native_thread_t jack_client_thread_id(jack_client_t *a0) {
-    return ((__typeof__(&jack_client_thread_id))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 3))(a0);
+    return ((__typeof__(&jack_client_thread_id))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 4))(a0);
 }
 int jack_connect(jack_client_t *a0, const char *a1, const char *a2) {
-    return ((__typeof__(&jack_connect))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 4))(a0, a1, a2);
+    return ((__typeof__(&jack_connect))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 5))(a0, a1, a2);
 }
 float jack_cpu_load(jack_client_t *a0) {
-    return ((__typeof__(&jack_cpu_load))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 5))(a0);
+    return ((__typeof__(&jack_cpu_load))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 6))(a0);
 }
 int jack_deactivate(jack_client_t *a0) {
-    return ((__typeof__(&jack_deactivate))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 6))(a0);
+    return ((__typeof__(&jack_deactivate))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 7))(a0);
 }
 void jack_free(void *a0) {
-    ((__typeof__(&jack_free))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 7))(a0);
+    ((__typeof__(&jack_free))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 8))(a0);
 }
 jack_nframes_t jack_get_buffer_size(jack_client_t *a0) {
-    return ((__typeof__(&jack_get_buffer_size))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 8))(a0);
+    return ((__typeof__(&jack_get_buffer_size))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 9))(a0);
 }
 char * jack_get_client_name(jack_client_t *a0) {
-    return ((__typeof__(&jack_get_client_name))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 9))(a0);
+    return ((__typeof__(&jack_get_client_name))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 10))(a0);
 }
 const char ** jack_get_ports(jack_client_t *a0, const char *a1, const char *a2, unsigned long a3) {
-    return ((__typeof__(&jack_get_ports))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 10))(a0, a1, a2, a3);
+    return ((__typeof__(&jack_get_ports))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 11))(a0, a1, a2, a3);
 }
 jack_nframes_t jack_get_sample_rate(jack_client_t *a0) {
-    return ((__typeof__(&jack_get_sample_rate))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 11))(a0);
+    return ((__typeof__(&jack_get_sample_rate))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 12))(a0);
+}
+int jack_is_realtime(jack_client_t *a0) {
+    return ((__typeof__(&jack_is_realtime))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 13))(a0);
 }
 jack_nframes_t jack_last_frame_time(const jack_client_t *a0) {
-    return ((__typeof__(&jack_last_frame_time))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 12))(a0);
+    return ((__typeof__(&jack_last_frame_time))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 14))(a0);
 }
 void jack_on_info_shutdown(jack_client_t *a0, JackInfoShutdownCallback a1, void *a2) {
-    ((__typeof__(&jack_on_info_shutdown))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 13))(a0, a1, a2);
+    ((__typeof__(&jack_on_info_shutdown))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 15))(a0, a1, a2);
 }
 const char ** jack_port_get_all_connections(const jack_client_t *a0, const jack_port_t *a1) {
-    return ((__typeof__(&jack_port_get_all_connections))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 14))(a0, a1);
+    return ((__typeof__(&jack_port_get_all_connections))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 16))(a0, a1);
 }
 void * jack_port_get_buffer(jack_port_t *a0, jack_nframes_t a1) {
-    return ((__typeof__(&jack_port_get_buffer))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 15))(a0, a1);
+    return ((__typeof__(&jack_port_get_buffer))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 17))(a0, a1);
 }
 void jack_port_get_latency_range(jack_port_t *a0, jack_latency_callback_mode_t a1, jack_latency_range_t *a2) {
-    ((__typeof__(&jack_port_get_latency_range))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 16))(a0, a1, a2);
+    ((__typeof__(&jack_port_get_latency_range))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 18))(a0, a1, a2);
 }
 jack_port_t * jack_port_register(jack_client_t *a0, const char *a1, const char *a2, unsigned long a3, unsigned long a4) {
-    return ((__typeof__(&jack_port_register))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 17))(a0, a1, a2, a3, a4);
+    return ((__typeof__(&jack_port_register))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 19))(a0, a1, a2, a3, a4);
 }
 void jack_port_set_latency_range(jack_port_t *a0, jack_latency_callback_mode_t a1, jack_latency_range_t *a2) {
-    ((__typeof__(&jack_port_set_latency_range))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 18))(a0, a1, a2);
+    ((__typeof__(&jack_port_set_latency_range))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 20))(a0, a1, a2);
 }
 int jack_port_unregister(jack_client_t *a0, jack_port_t *a1) {
-    return ((__typeof__(&jack_port_unregister))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 19))(a0, a1);
+    return ((__typeof__(&jack_port_unregister))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 21))(a0, a1);
 }
 jack_uuid_t jack_port_uuid(const jack_port_t *a0) {
-    return ((__typeof__(&jack_port_uuid))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 20))(a0);
+    return ((__typeof__(&jack_port_uuid))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 22))(a0);
 }
 int jack_recompute_total_latencies(jack_client_t *a0) {
-    return ((__typeof__(&jack_recompute_total_latencies))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 21))(a0);
+    return ((__typeof__(&jack_recompute_total_latencies))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 23))(a0);
 }
 int jack_remove_properties(jack_client_t *a0, jack_uuid_t a1) {
-    return ((__typeof__(&jack_remove_properties))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 22))(a0, a1);
+    return ((__typeof__(&jack_remove_properties))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 24))(a0, a1);
 }
 int jack_set_buffer_size_callback(jack_client_t *a0, JackBufferSizeCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_buffer_size_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 23))(a0, a1, a2);
+    return ((__typeof__(&jack_set_buffer_size_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 25))(a0, a1, a2);
 }
 void jack_set_error_function(void (* a0)(const char *)) {
-    ((__typeof__(&jack_set_error_function))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 24))(a0);
+    ((__typeof__(&jack_set_error_function))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 26))(a0);
 }
 void jack_set_info_function(void (* a0)(const char *)) {
-    ((__typeof__(&jack_set_info_function))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 25))(a0);
+    ((__typeof__(&jack_set_info_function))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 27))(a0);
 }
 int jack_set_latency_callback(jack_client_t *a0, JackLatencyCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_latency_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 26))(a0, a1, a2);
+    return ((__typeof__(&jack_set_latency_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 28))(a0, a1, a2);
 }
 int jack_set_port_connect_callback(jack_client_t *a0, JackPortConnectCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_port_connect_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 27))(a0, a1, a2);
+    return ((__typeof__(&jack_set_port_connect_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 29))(a0, a1, a2);
 }
 int jack_set_port_registration_callback(jack_client_t *a0, JackPortRegistrationCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_port_registration_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 28))(a0, a1, a2);
+    return ((__typeof__(&jack_set_port_registration_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 30))(a0, a1, a2);
 }
 int jack_set_process_callback(jack_client_t *a0, JackProcessCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_process_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 29))(a0, a1, a2);
+    return ((__typeof__(&jack_set_process_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 31))(a0, a1, a2);
 }
 int jack_set_property(jack_client_t *a0, jack_uuid_t a1, const char *a2, const char *a3, const char *a4) {
-    return ((__typeof__(&jack_set_property))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 30))(a0, a1, a2, a3, a4);
+    return ((__typeof__(&jack_set_property))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 32))(a0, a1, a2, a3, a4);
 }
 int jack_set_sync_callback(jack_client_t *a0, JackSyncCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_sync_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 31))(a0, a1, a2);
+    return ((__typeof__(&jack_set_sync_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 33))(a0, a1, a2);
 }
 int jack_set_thread_init_callback(jack_client_t *a0, JackThreadInitCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_thread_init_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 32))(a0, a1, a2);
+    return ((__typeof__(&jack_set_thread_init_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 34))(a0, a1, a2);
 }
 int jack_set_xrun_callback(jack_client_t *a0, JackXRunCallback a1, void *a2) {
-    return ((__typeof__(&jack_set_xrun_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 33))(a0, a1, a2);
+    return ((__typeof__(&jack_set_xrun_callback))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 35))(a0, a1, a2);
 }
 jack_transport_state_t jack_transport_query(const jack_client_t *a0, jack_position_t *a1) {
-    return ((__typeof__(&jack_transport_query))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 34))(a0, a1);
+    return ((__typeof__(&jack_transport_query))agraph_lazy_symbol(AGRAPH_LAZY_JACK, 36))(a0, a1);
 }
 
 const char *const agraph_lazy_names_sndfile[] = {

@@ -10,7 +10,7 @@ import Glibc
 public struct GraphValidator: Sendable {
     /// The format string this version reads.
     public static let formatVersion = "agraph/1"
-    public static let topLevelKeys = ["format", "name", "sampleRate", "latencyCompensation", "nodes", "links", "description"]
+    public static let topLevelKeys = ["format", "name", "sampleRate", "latencyCompensation", "threads", "nodes", "links", "description"]
     public static let nodeKeys = ["id", "type", "params", "description"]
     public static let linkKeys = ["from", "to"]
     public static let sampleRateRange: ClosedRange<Double> = 8000...384_000
@@ -211,6 +211,16 @@ final class ValidationRun {
                 error(JSONPointer.root.appending("latencyCompensation"), "\"latencyCompensation\" must be true (the default: paths of different latency are aligned where they meet) or false; found \(ParameterCheck.describe(l))")
             }
         }
+        var threads = GraphThreads.count(1)
+        if let t = top["threads"] {
+            if let n = t.integer, let v = GraphThreads(word: String(n)) {
+                threads = v
+            } else if let w = t.string, let v = GraphThreads(word: w) {
+                threads = v
+            } else {
+                error(JSONPointer.root.appending("threads"), "\"threads\" must be \(GraphThreads.expected); found \(ParameterCheck.describe(t))")
+            }
+        }
         if let d = top["description"], d.string == nil {
             error(JSONPointer.root.appending("description"), "\"description\" must be a string")
         }
@@ -353,6 +363,7 @@ final class ValidationRun {
         var graph = ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
                                    latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
         graph.sampleRateIsExplicit = sampleRateIsExplicit
+        graph.threads = threads
         graph.registry = registry
         return graph
     }

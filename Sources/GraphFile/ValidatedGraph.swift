@@ -75,6 +75,8 @@ public struct ValidatedGraph: Sendable {
     /// Whether paths of different latency are aligned where they meet
     /// (the graph's `"latencyCompensation"`, default true).
     public var latencyCompensation = true
+    /// How many threads render it live (the graph's `"threads"`, default 1).
+    public var threads = GraphThreads.count(1)
     /// In topological order: every node after the nodes that feed it.
     public var nodes: [Node]
     public var links: [Link]

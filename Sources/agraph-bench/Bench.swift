@@ -13,7 +13,7 @@ struct AgraphBench: ParsableCommand {
         commandName: "agraph-bench",
         abstract: "AudioGraph benchmarks (build with -c release).",
         subcommands: [Offline.self, Live.self, ColdBench.self, LV2Bench.self, StartupBench.self, ScaleBench.self, StartupProbe.self, AC4Probe.self, AnalyzeBench.self, ResampleBench.self, DecodeBench.self,
-                      BinauralBench.self, OSCBench.self, ReloadBench.self],
+                      BinauralBench.self, OSCBench.self, ReloadBench.self, ParallelBench.self],
         defaultSubcommand: Offline.self)
 }
 

@@ -33,7 +33,15 @@ struct LiveOptions: ParsableArguments {
         valueName: "µs"))
     var cpuDMALatency: Int?
 
+    @Option(help: ArgumentHelp(
+        "Threads that render each JACK cycle: 1 (JACK's process thread alone), N (that thread and N - 1 helpers at JACK's real-time priority, running the graph's independent branches at the same time, as JACK2 and Ardour do), or auto (one per independent branch, up to the number of CPUs, when there are at least two of each; else 1). Default: the graph's \"threads\", else 1. It pays for graphs whose branches each cost a good part of a cycle.",
+        valueName: "N|auto"))
+    var threads: String?
+
     func validate() throws {
+        if let t = threads, GraphThreads(word: t) == nil {
+            throw ValidationError("--threads must be \(GraphThreads.expected); got '\(t)'")
+        }
         if !(16...8192).contains(period) { throw ValidationError("--period must be from 16 to 8192 frames") }
         if let l = cpuDMALatency, !(0...Int(CPULatencyRequest.unconstrained)).contains(l) {
             throw ValidationError("--cpu-dma-latency must be from 0 to \(CPULatencyRequest.unconstrained) µs")
@@ -49,6 +57,7 @@ struct LiveOptions: ParsableArguments {
         options.period = period
         options.transport = transport
         options.cpuDMALatency = cpuDMALatency
+        options.threads = threads.flatMap { GraphThreads(word: $0) }
         // SIGINT/SIGTERM end a wait for the background jobs (a start fails,
         // a reload is refused) as they end the main loop.
         options.shouldStop = { interruptRequested.load(ordering: .relaxed) }
@@ -80,6 +89,11 @@ struct LiveOptions: ParsableArguments {
                    + binder.ports.map(\.name).joined(separator: ", ") + ". Type 'help' for commands.")
         if let l = cpuDMALatency {
             printError("agraph: holding a CPU wake-up latency request of \(l) µs (\(CPULatencyRequest.devicePath)) while the graph plays")
+        }
+        if let r = live.renderThreads {
+            let scheduling = r.isRealtime ? "at JACK's real-time priority" : "without real-time priority (the server does not run real time, or the system refused it)"
+            printError("agraph: rendering on \(r.helperCount + 1) threads, JACK's process thread and \(r.helperCount) helper\(r.helperCount == 1 ? "" : "s") \(scheduling)"
+                       + (live.engine.rendersInParallel ? "" : "; the graph has no independent branches to share"))
         }
         let following = live.transportFollowers
         if !following.isEmpty {

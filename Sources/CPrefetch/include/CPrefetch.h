@@ -20,6 +20,17 @@ static inline void agraph_prefetch_read(const void *p) { __builtin_prefetch(p, 0
 /** Brings the line holding `p` towards the L1 data cache, for writing. */
 static inline void agraph_prefetch_write(const void *p) { __builtin_prefetch(p, 1, 3); }
 
+/** A spin-wait hint (x86 `pause`, ARM `yield`): a thread polling an
+ *  atomic in a loop (the parallel render's wait for a helper's task) lets
+ *  the core's other hyperthread run and saves power. [any thread; realtime-safe] */
+static inline void agraph_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /** Bytes usable in the heap block `p` (from malloc), 64 where unknown.
  *  [main-thread: the engine sizes node objects with it] */
 static inline size_t agraph_heap_block_size(void *p) {
