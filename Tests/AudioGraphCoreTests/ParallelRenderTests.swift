@@ -333,8 +333,14 @@ final class ParallelRenderTests: XCTestCase {
         }
         threads.stop()
         XCTAssertTrue(threads.threadIDs.isEmpty)
-        for tid in ids {
-            XCTAssertFalse(FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"), "thread \(tid) joined")
+        // pthread_join returns once the kernel clears the thread's id, a
+        // moment before it drops the task from /proc: allow 2 s for that.
+        let deadline = Date().addingTimeInterval(2)
+        var left = ids.filter { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }
+        while !left.isEmpty, Date() < deadline {
+            usleep(1000)
+            left = left.filter { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }
         }
+        XCTAssertEqual(left, [], "helper threads still listed in /proc/self/task 2 s after stop")
     }
 }
