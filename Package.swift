@@ -374,9 +374,14 @@ let package = Package(
             // "Start-up"). The modules are built against the shared Foundation,
             // whose link entries name no CoreFoundation: named here. Plugins
             // talk to agraph through the C ABI only.
+            // Release builds only: a sanitizer build (debug) needs a PIE executable
+            // that exports the sanitizer's interceptors to libraries loaded later
+            // (-static-stdlib hides every static archive's symbols: libjack's
+            // threads started unseen by ThreadSanitizer).
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-lFoundation", "-lFoundationInternationalization",
                                            "-lFoundationEssentials", "-lCoreFoundation", "-l_FoundationICU",
-                                           "-l_FoundationCShims", "-l_FoundationCollections", "-lstdc++", "-Xlinker", "-no-pie"])]
+                                           "-l_FoundationCShims", "-l_FoundationCollections", "-lstdc++", "-Xlinker", "-no-pie"],
+                                          .when(configuration: .release))]
         ),
         // C: libmysofa's mysofa_load and mysofa_check on one file under
         // resource limits (RLIMIT_AS, RLIMIT_CPU); HRTFSet spawns it.
