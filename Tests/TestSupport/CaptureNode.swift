@@ -6,8 +6,13 @@ import Synchronization
 public final class CaptureStore: @unchecked Sendable {
     public let capacity: Int
     public private(set) var channels: [UnsafeMutablePointer<Float>] = []
-    public private(set) var frames = 0
-    public private(set) var ended = false
+    /// Frames recorded so far; a test may read it while a live graph records
+    /// (atomics: the recording thread may be JACK's or a render helper).
+    public var frames: Int { recorded.load(ordering: .acquiring) }
+    /// Whether the stream ended. [any-thread]
+    public var ended: Bool { endSeen.load(ordering: .acquiring) }
+    private let recorded = Atomic<Int>(0)
+    private let endSeen = Atomic<Bool>(false)
 
     public init(capacityFrames: Int) { capacity = capacityFrames }
 
@@ -20,19 +25,20 @@ public final class CaptureStore: @unchecked Sendable {
             p.initialize(repeating: 0, count: capacity)
             return p
         }
-        frames = 0
-        ended = false
+        recorded.store(0, ordering: .releasing)
+        endSeen.store(false, ordering: .releasing)
     }
 
     /// [audio-thread]
     func record(_ bus: AudioBus) {
         let state = bus.state
-        let n = min(state.validFrames, capacity - frames)
+        let done = recorded.load(ordering: .relaxed)
+        let n = min(state.validFrames, capacity - done)
         for c in 0..<channels.count where n > 0 {
-            Kernels.copy(bus.channel(c), to: channels[c] + frames, count: n)
+            Kernels.copy(bus.channel(c), to: channels[c] + done, count: n)
         }
-        frames += max(n, 0)
-        if state.ended { ended = true }
+        recorded.store(done + max(n, 0), ordering: .releasing)
+        if state.ended { endSeen.store(true, ordering: .releasing) }
     }
 
     /// The recording of channel `c`. [test thread, after rendering]
