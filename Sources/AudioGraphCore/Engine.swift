@@ -192,10 +192,16 @@ public final class Engine: @unchecked Sendable {
         let pool = BusPool(channelCounts: plan.channelCounts, capacity: maxFrames)
         self.pool = pool
         sharesBuses = plan.shares
-        let portOuts = steps.indices.map { i in
+        // Steps given the same buses (shared by liveness) share one array.
+        var outsByBuses: [[Int]: [AudioBus]] = [:]
+        let portOuts = steps.indices.map { i -> [AudioBus] in
             if let j = kept[i], let old = reusing?.old { return old.portOutputs[j] }
-            return plan.busOf[i].map { pool.buses[$0] }
+            if let made = outsByBuses[plan.busOf[i]] { return made }
+            let made = plan.busOf[i].map { pool.buses[$0] }
+            outsByBuses[plan.busOf[i]] = made
+            return made
         }
+        outsByBuses = [:]
         if let old = reusing?.old, old.sharesBuses {
             try BusPlan.checkKept(steps: steps, kept: kept, buses: portOuts)
         }

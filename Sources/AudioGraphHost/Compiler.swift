@@ -18,19 +18,19 @@ public final class CompiledGraph: @unchecked Sendable {
         self.graph = graph
         self.engine = engine
         self.notices = notices
-        var index: [String: Int] = [:]
-        index.reserveCapacity(graph.nodes.count)
-        for (i, n) in graph.nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
-        nodeIndex = index
     }
 
-    /// Each node's index in `graph.nodes` by id: an address resolves
-    /// without walking the graph (a reload resolves one per change, and a
-    /// graph may have tens of thousands of nodes).
-    private let nodeIndex: [String: Int]
-
     /// The graph's node named `id`. [any-thread]
-    public func graphNode(_ id: String) -> ValidatedGraph.Node? { nodeIndex[id].map { graph.nodes[$0] } }
+    ///
+    /// The engine's steps are the graph's nodes in the same order (`compile`
+    /// makes one step per node), so the engine's index by id serves both:
+    /// an address resolves without walking the graph (a reload resolves one
+    /// per change, and a graph may have tens of thousands of nodes).
+    public func graphNode(_ id: String) -> ValidatedGraph.Node? {
+        if let i = engine.stepIndex(of: id), i < graph.nodes.count, graph.nodes[i].id == id { return graph.nodes[i] }
+        // `withGraph`: a graph whose file lists the same nodes in another order.
+        return graph.nodes.first { $0.id == id }
+    }
 
     /// A parameter address that did not resolve, or a value out of range.
     public struct ParameterError: Error, Sendable, CustomStringConvertible {

@@ -60,7 +60,7 @@ public struct GraphDiff: Sendable {
     /// differs.
     static func liveChanges(from o: ValidatedGraph.Node, to n: ValidatedGraph.Node) -> [(address: String, value: Double)]? {
         var out: [(address: String, value: Double)] = []
-        let names = Set(o.parameters.values.keys).union(n.parameters.values.keys)
+        let names = Set(o.parameters.names).union(n.parameters.names)
         for name in names.sorted() {
             let a = o.parameters[name], b = n.parameters[name]
             if a == b { continue }

@@ -330,14 +330,87 @@ public struct NodeDescriptor: Sendable {
 
 /// A node's parameters after validation: every given value type-checked and
 /// in range, every missing one filled with its default.
+///
+/// Stored as one array of (name, value) sorted by name, looked up by binary
+/// search, and the values left at their defaults in a table shared by
+/// every node of the type (`Defaults`): a node has a few dozen parameters
+/// at most and a graph may have tens of thousands of nodes (issue #24:
+/// memory per node). `values` gives them all as a dictionary.
 public struct NodeParameters: Sendable {
-    public var values: [String: ParameterValue]
-    public init(_ values: [String: ParameterValue] = [:]) { self.values = values }
+    struct Entry: Sendable {
+        var name: String
+        var value: ParameterValue
+    }
 
-    public subscript(name: String) -> ParameterValue? { values[name] }
+    /// A type's default values, made once and shared by its nodes'
+    /// parameters; immutable. [any-thread]
+    public final class Defaults: Sendable {
+        let entries: [Entry]
+        public init(_ values: [String: ParameterValue]) {
+            entries = values.map { Entry(name: $0.key, value: $0.value) }.sorted { $0.name < $1.name }
+        }
+    }
+
+    /// Sorted by name, each name once.
+    private var entries: [Entry]
+    /// Values for the names `entries` lacks.
+    private var defaults: Defaults?
+
+    public init(_ values: [String: ParameterValue] = [:]) {
+        entries = values.map { Entry(name: $0.key, value: $0.value) }.sorted { $0.name < $1.name }
+        defaults = nil
+    }
+
+    /// `values`, and for every name they lack, its value in `defaults`.
+    public init(_ values: [String: ParameterValue], defaults: Defaults) {
+        self.init(values)
+        self.defaults = defaults.entries.isEmpty ? nil : defaults
+    }
+
+    /// Every parameter by name (made on each read: read it once, not per
+    /// lookup; `subscript(name:)` and the typed getters search in place).
+    public var values: [String: ParameterValue] {
+        get {
+            var all = Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.name, $0.value) })
+            for d in defaults?.entries ?? [] where all[d.name] == nil { all[d.name] = d.value }
+            return all
+        }
+        set { self = NodeParameters(newValue) }
+    }
+
+    /// The names, sorted.
+    public var names: [String] {
+        guard let defaults else { return entries.map(\.name) }
+        return Set(entries.map(\.name)).union(defaults.entries.map(\.name)).sorted()
+    }
+
+    public var isEmpty: Bool { entries.isEmpty && defaults == nil }
+    public var count: Int { defaults == nil ? entries.count : names.count }
+
+    private static func index(of name: String, in entries: [Entry]) -> Int? {
+        var lo = 0, hi = entries.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if entries[mid].name < name { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < entries.count && entries[lo].name == name ? lo : nil
+    }
+
+    public subscript(name: String) -> ParameterValue? {
+        get {
+            if let i = Self.index(of: name, in: entries) { return entries[i].value }
+            if let defaults, let i = Self.index(of: name, in: defaults.entries) { return defaults.entries[i].value }
+            return nil
+        }
+        set {
+            var all = values
+            all[name] = newValue
+            self = NodeParameters(all)
+        }
+    }
 
     public func number(_ name: String) -> Double? {
-        if case .number(let v)? = values[name] { return v }
+        if case .number(let v)? = self[name] { return v }
         return nil
     }
     public func integer(_ name: String) -> Int? {
@@ -345,35 +418,35 @@ public struct NodeParameters: Sendable {
         return Int(v)
     }
     public func boolean(_ name: String) -> Bool? {
-        if case .boolean(let v)? = values[name] { return v }
+        if case .boolean(let v)? = self[name] { return v }
         return nil
     }
     public func string(_ name: String) -> String? {
-        if case .string(let v)? = values[name] { return v }
+        if case .string(let v)? = self[name] { return v }
         return nil
     }
     public func numberList(_ name: String) -> [Double]? {
-        if case .numberList(let v)? = values[name] { return v }
+        if case .numberList(let v)? = self[name] { return v }
         return nil
     }
     public func stringList(_ name: String) -> [String]? {
-        if case .stringList(let v)? = values[name] { return v }
+        if case .stringList(let v)? = self[name] { return v }
         return nil
     }
     public func booleanList(_ name: String) -> [Bool]? {
-        if case .booleanList(let v)? = values[name] { return v }
+        if case .booleanList(let v)? = self[name] { return v }
         return nil
     }
     public func channelList(_ name: String) -> [ChannelSelector]? {
-        if case .channelList(let v)? = values[name] { return v }
+        if case .channelList(let v)? = self[name] { return v }
         return nil
     }
     public func numberMatrix(_ name: String) -> [[Double]]? {
-        if case .numberMatrix(let v)? = values[name] { return v }
+        if case .numberMatrix(let v)? = self[name] { return v }
         return nil
     }
     public func objectList(_ name: String) -> [[String: ParameterValue]]? {
-        if case .objectList(let v)? = values[name] { return v }
+        if case .objectList(let v)? = self[name] { return v }
         return nil
     }
 }

@@ -47,7 +47,7 @@ public final class ResolveContext {
                 sampleRate: Double, directory: String, outputPortNames: [String] = ["out"],
                 registry: NodeRegistry = NodeRegistry(), writtenParameters: Set<String>? = nil) {
         self.registry = registry
-        self.writtenParameters = writtenParameters ?? Set(parameters.values.keys)
+        self.writtenParameters = writtenParameters ?? Set(parameters.names)
         self.nodeID = nodeID
         self.parameters = parameters
         self.inputFormats = inputFormats

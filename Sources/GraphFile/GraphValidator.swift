@@ -116,6 +116,8 @@ final class ValidationRun {
     /// The rate when the file gives none.
     var sampleRateWhenOmitted = GraphValidator.defaultSampleRate
     private(set) var diagnostics: [Diagnostic] = []
+    /// Each type's default parameter values, shared by its nodes.
+    private var defaultTables: [String: NodeParameters.Defaults] = [:]
 
     init(file: String, directory: String, root: JSONValue, registry: NodeRegistry) {
         self.file = file
@@ -248,6 +250,7 @@ final class ValidationRun {
         // nowhere" follow from that error and are not reported again.
         var touchedByBadLink = Set<String>()
         if let list = top["links"]?.array {
+            links.reserveCapacity(list.count)
             for (i, value) in list.enumerated() {
                 if let link = parseLink(value, pointer: linksPointer.appending(i), nodes: &nodes, ids: idIndex) {
                     links.append(link)
@@ -347,6 +350,11 @@ final class ValidationRun {
         var position: [Int: Int] = [:]
         for (k, i) in order.enumerated() { position[i] = k }
         var out: [ValidatedGraph.Node] = []
+        out.reserveCapacity(order.count)
+        // Nodes of a large graph mostly repeat the same port names, formats
+        // and source ports: equal arrays share one storage (issue #24:
+        // memory per node).
+        var names = Interned<String>(), streamFormats = Interned<StreamFormat>(), ports = Interned<Int>()
         for i in order {
             let node = nodes[i]
             guard let type = node.type, let r = resolved[i] else { return nil }
@@ -357,8 +365,9 @@ final class ValidationRun {
             guard inputs.count == node.portNames.count, inputFormats.count == inputs.count,
                   outputFormats.count == node.outputNames.count else { return nil }
             out.append(.init(id: node.id, type: type, parameters: node.parameters, inputs: inputs,
-                             inputSourcePorts: sourcePorts, inputFormats: inputFormats, inputPorts: node.portNames,
-                             outputPorts: node.outputNames, outputFormats: outputFormats, pointer: node.pointer))
+                             inputSourcePorts: ports.shared(sourcePorts), inputFormats: streamFormats.shared(inputFormats),
+                             inputPorts: names.shared(node.portNames), outputPorts: names.shared(node.outputNames),
+                             outputFormats: streamFormats.shared(outputFormats), pointer: node.pointer))
         }
         var graph = ValidatedGraph(file: file, directory: directory, name: name, sampleRate: sampleRate,
                                    latencyCompensation: latencyCompensation, nodes: out, links: links, warnings: [])
@@ -501,15 +510,32 @@ final class ValidationRun {
                 values[key] = typed
             }
         }
-        for p in descriptor.parameters where given[p.name] == nil {
-            if let d = p.defaultValue {
-                values[p.name] = d
-            } else if !p.optional {
-                let kind = p.type.name == p.name ? "" : " (\(p.type.name)\(p.unit.map { " in \($0)" } ?? ""))"
-                error(pointer.appending(p.name), node: nodeID, "missing required parameter \"\(p.name)\"\(kind): \(p.summary)")
-            }
+        for p in descriptor.parameters where given[p.name] == nil && p.defaultValue == nil && !p.optional {
+            let kind = p.type.name == p.name ? "" : " (\(p.type.name)\(p.unit.map { " in \($0)" } ?? ""))"
+            error(pointer.appending(p.name), node: nodeID, "missing required parameter \"\(p.name)\"\(kind): \(p.summary)")
         }
-        return NodeParameters(values)
+        // The defaults of the parameters not given come from one table per
+        // type; a parameter given with a wrong value stays absent (it has no
+        // default then: what depends on it, such as a mixer's ports counted
+        // by "inputs", is not known), so such a node gets its own table.
+        if given.keys.contains(where: { values[$0] == nil && descriptor.parameter(named: $0)?.defaultValue != nil }) {
+            for p in descriptor.parameters where given[p.name] == nil {
+                if let d = p.defaultValue { values[p.name] = d }
+            }
+            return NodeParameters(values)
+        }
+        return NodeParameters(values, defaults: defaultsTable(descriptor))
+    }
+
+    /// The default values of `descriptor`'s parameters, one table per type
+    /// for the whole graph. [main-thread]
+    private func defaultsTable(_ descriptor: NodeDescriptor) -> NodeParameters.Defaults {
+        if let made = defaultTables[descriptor.typeID] { return made }
+        var values: [String: ParameterValue] = [:]
+        for p in descriptor.parameters { if let d = p.defaultValue { values[p.name] = d } }
+        let made = NodeParameters.Defaults(values)
+        defaultTables[descriptor.typeID] = made
+        return made
     }
 
     /// The error for a parameter `key` that nodes of this type do not have,
@@ -635,6 +661,7 @@ final class ValidationRun {
     // MARK: order
 
     /// Kahn's order over the valid links; reports each cycle with its nodes.
+    /// When there is no cycle, returns `depthFirstOrder` instead.
     private func topologicalOrder(_ nodes: [ParsedNode], links linksPointer: JSONPointer) -> [Int] {
         let n = nodes.count
         var successors = Array(repeating: [Int](), count: n)
@@ -679,6 +706,55 @@ final class ValidationRun {
                 error(closing, node: nodes[cycle[0]].id, "the links form a cycle: \(names); a graph must flow one way (feedback needs a delay node)")
             }
         }
-        return order
+        guard order.count == n else { return order }
+        return depthFirstOrder(nodes, successors: successors)
+    }
+
+    /// The order the engine runs the nodes in: each node right after the
+    /// nodes that feed it, depth first from the nodes whose outputs feed
+    /// nothing (in file order, inputs in port order). A node's output is
+    /// then consumed soon after it is made: a mixer of 64 tones runs after
+    /// its 64 tones, not after every tone of the graph, so an offline
+    /// engine that reuses buses by liveness keeps the fan-in plus the depth
+    /// alive instead of every source's output (issue #24, the wide tree),
+    /// and the data is still in the cache. Only for an acyclic graph
+    /// (Kahn's order found every node); iterative, so a chain of any length
+    /// cannot overflow the stack.
+    private func depthFirstOrder(_ nodes: [ParsedNode], successors: [[Int]]) -> [Int] {
+        let n = nodes.count
+        let inputs: [[Int]] = nodes.map { node in node.feeds.sorted(by: { $0.key < $1.key }).map(\.value.source) }
+        var placed = [Bool](repeating: false, count: n)
+        var order: [Int] = []
+        order.reserveCapacity(n)
+        var stack: [(node: Int, next: Int)] = []
+        for root in 0..<n where successors[root].isEmpty && !placed[root] {
+            stack.append((root, 0))
+            while let top = stack.last {
+                let ins = inputs[top.node]
+                if top.next < ins.count {
+                    stack[stack.count - 1].next += 1
+                    let source = ins[top.next]
+                    if !placed[source] { stack.append((source, 0)) }
+                } else {
+                    stack.removeLast()
+                    if !placed[top.node] { placed[top.node] = true; order.append(top.node) }
+                }
+            }
+        }
+        return order.count == n ? order : order + (0..<n).filter { !placed[$0] }
+    }
+}
+
+/// Equal arrays handed out as one shared storage (copy on write keeps them
+/// independent values). [main-thread]
+struct Interned<Element: Hashable> {
+    private var seen: Set<[Element]> = []
+
+    /// `array`, or an equal one handed out before.
+    mutating func shared(_ array: [Element]) -> [Element] {
+        if array.isEmpty { return [] }
+        if let earlier = seen.firstIndex(of: array) { return seen[earlier] }
+        seen.insert(array)
+        return array
     }
 }

@@ -4,6 +4,8 @@
 // per second of audio, wall, x real time, peak memory and memory per node.
 // See docs/performance.md.
 import ArgumentParser
+import CPrefetch
+import Foundation
 import AudioGraph
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +32,7 @@ struct ScaleBench: ParsableCommand {
             taking its turn beside the processes: that render-only figure, minus the baseline's, \
             is the one the flat-cost aim is judged on. Memory per node: (peak(N) − peak(baseline)) \
             / nodes added, from the processes; it includes each node's own state, and a difference \
-            under 1 MiB is within the noise of a process's peak (VmHWM at its exit).
+            under 1 MiB is within the noise of a process's peak (VmHWM at its exit). A process's             peak includes the JSON document while it is validated, so the in-process render also             reads the heap (glibc's blocks in use) after validating and after compiling, and makes             every node again apart to count what makeNode allocates: per node, the validated graph             (model), the nodes' own state, the engine (compiling's heap beyond the nodes' state)             and model + engine, beyond the node's own state, on which the memory aim (< 1 KiB) is             judged at N ≥ 1000.
             """)
 
     @Option(help: "Node counts, comma-separated.") var nodes: String = "10,100,1000,10000"
@@ -125,19 +127,63 @@ struct ScaleBench: ParsableCommand {
         var jobIndex: Int
         /// The in-process render-only job of the same graph.
         var renderIndex: Int
+        /// What its compiled graph holds on the heap.
+        var heap = Heap()
+    }
+
+    /// What a graph holds on the heap once compiled, in bytes (glibc's
+    /// count of blocks in use, read before and after each stage of
+    /// `renderOnly`). [main-thread]
+    final class Heap {
+        /// The validated graph (`ValidatedGraph`: nodes, parameters, links),
+        /// the JSON it came from already freed.
+        var model = 0
+        /// What compiling added: node objects with their own state, steps,
+        /// buses, the schedule and its tables.
+        var compiled = 0
+        /// What the nodes' `makeNode` allocates, measured apart (each node
+        /// made again and kept until all are counted): their own state.
+        var nodes = 0
+        var buses = 0
+        var measured = false
     }
 
     /// Validates and compiles `json` (untimed), then renders it to the end
-    /// timed: the render alone, CPU of this process (all threads). [main-thread]
-    func renderOnly(json: String, directory: String, frames: Int) -> Result<(Sample, String), BenchError> {
+    /// timed: the render alone, CPU of this process (all threads). Records
+    /// the heap each stage holds in `heap`. [main-thread]
+    func renderOnly(json: String, directory: String, frames: Int, heap: Heap) -> Result<(Sample, String), BenchError> {
+        let h0 = heapInUse()
         let graph: ValidatedGraph
         switch GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "scale.json", directory: directory) {
         case .success(let g): graph = g
         case .failure(let e): return .failure(BenchError(message: "graph invalid:\n\(e)"))
         }
+        let h1 = heapInUse()
         let compiled: CompiledGraph
         do { compiled = try GraphCompiler.compile(graph, maxFrames: blockFrames) } catch {
             return .failure(BenchError(message: "compile: \(error)"))
+        }
+        let h2 = heapInUse()
+        if !heap.measured, h0 >= 0 {
+            var made: [any RenderNode] = []
+            made.reserveCapacity(graph.nodes.count)
+            let h3 = heapInUse()
+            for node in graph.nodes {
+                let context = InstanceContext(nodeID: node.id, parameters: node.parameters, inputFormats: node.inputFormats,
+                                              outputFormat: node.outputFormat, sampleRate: graph.sampleRate,
+                                              directory: graph.directory, inputNodes: [], live: false,
+                                              outputFormats: node.outputFormats, registry: graph.registry)
+                guard let n = try? node.type.makeNode(context) else { break }
+                made.append(n)
+            }
+            let h4 = heapInUse()
+            if made.count == graph.nodes.count {
+                heap.model = h1 - h0
+                heap.compiled = h2 - h1
+                heap.nodes = h4 - h3
+                heap.buses = compiled.engine.busCount
+                heap.measured = true
+            }
         }
         let (result, sample) = measureInProcess { OfflineRenderer(engine: compiled.engine, blockFrames: blockFrames).run() }
         if !result.finishErrors.isEmpty { return .failure(BenchError(message: result.finishErrors.joined(separator: "; "))) }
@@ -168,11 +214,12 @@ struct ScaleBench: ParsableCommand {
             let path = dir + "/\(shape)-\(n).json"
             try writeText(json, to: path)
             let err = dir + "/\(shape)-\(n).err"
-            cases.append(Case(shape: shape, n: n, added: added, jobIndex: jobs.count, renderIndex: jobs.count + 1))
+            let heap = Heap()
+            cases.append(Case(shape: shape, n: n, added: added, jobIndex: jobs.count, renderIndex: jobs.count + 1, heap: heap))
             let label = shape == "baseline" ? "baseline: test-tone → null" : "\(shape), N = \(n)"
             defer {
                 jobs.append(TimedJob(name: label + ", in-process render only", audioSeconds: seconds) {
-                    self.renderOnly(json: json, directory: dir, frames: frames)
+                    self.renderOnly(json: json, directory: dir, frames: frames, heap: heap)
                 })
             }
             jobs.append(TimedJob(name: label + ", agraph render", audioSeconds: seconds) {
@@ -244,11 +291,35 @@ struct ScaleBench: ParsableCommand {
             }
             AC4Probe.printColumns(table)
             print("aims: CPU per node (render only) at every N within 1.5× of the first N's (\(counts.first.map(String.init) ?? "-")-node) figure; "
-                  + "memory per node < 1 KiB beyond the node's own state (judged here with the state included: an upper bound)")
+                  + "memory per node < 1 KiB beyond the node's own state (judged on the compiled graph's heap, below)")
             for v in verdicts { print("  " + v) }
+            // The heap a compiled graph holds, per node added.
+            let baseHeap = cases[0].heap
+            let baseBeyond = baseHeap.model + baseHeap.compiled - baseHeap.nodes
+            var heapTable = [["N", "buses", "model B/node", "node state B/node", "engine B/node", "beyond own state B/node", "aim < 1024"]]
+            for c in cases where c.shape == shape {
+                let h = c.heap
+                guard h.measured, baseHeap.measured else {
+                    heapTable.append(["\(c.n)", "-", "-", "-", "-", "-", "not measured"])
+                    continue
+                }
+                let per = { (bytes: Int) in Double(bytes) / Double(c.added) }
+                let beyond = per(h.model + h.compiled - h.nodes - baseBeyond)
+                heapTable.append(["\(c.n)", "\(h.buses)", formatFixed(per(h.model), 0), formatFixed(per(h.nodes), 0),
+                                  formatFixed(per(h.compiled - h.nodes), 0), formatFixed(beyond, 0),
+                                  c.n < 1000 ? "(N < 1000: noise)" : beyond < 1024 ? "met" : "NOT met"])
+            }
+            print("")
+            print("heap once compiled, bytes per node added (in-process: glibc's blocks in use after validating, after compiling, and the nodes made again apart;")
+            print("  model = the validated graph, its JSON freed; node state = what makeNode allocates; engine = compiling's heap beyond the node state:")
+            print("  steps, buses, schedule; beyond own state = model + engine, the baseline graph's subtracted)")
+            AC4Probe.printColumns(heapTable)
         }
         print("")
         printLoad("at end")
         if jobs.contains(where: \.failed) { throw ExitCode.failure }
     }
 }
+
+/// Bytes of the heap in use (CPrefetch's agraph_heap_in_use). [any-thread]
+func heapInUse() -> Int { Int(agraph_heap_in_use()) }

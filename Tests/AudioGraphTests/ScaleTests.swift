@@ -168,6 +168,41 @@ final class ScaleTests: XCTestCase {
         XCTAssertGreaterThan(SignalAnalysis.rms(out[0]), 0.1)
     }
 
+    /// A tree: 4,096 tones into 64 mixers of 64 inputs into one mixer. The
+    /// steps run depth first (each mixer right after its last input), so the
+    /// buses alive at once are one mixer's inputs plus the mixers' outputs
+    /// made so far, not every tone's output: at most 64 + 64 + 1 buses, where
+    /// running every tone first needed 4,096. The same samples as with a bus
+    /// per output.
+    func testAWideTreeRunsDepthFirstInBusesBoundedByItsFanIn() throws {
+        let fanIn = 64, groups = 64, frames = 1024
+        var nodes: [String] = [], links: [String] = []
+        for g in 0..<groups {
+            for k in 0..<fanIn {
+                let t = g * fanIn + k
+                nodes.append(#"{"id": "t\#(t)", "type": "test-tone", "params": {"frequency": \#(100 + t), "level": -60, "channels": 2}}"#)
+                links.append(#"{"from": "t\#(t)", "to": "m\#(g):in\#(k)"}"#)
+            }
+        }
+        for g in 0..<groups {
+            nodes.append(#"{"id": "m\#(g)", "type": "mixer", "params": {"inputs": \#(fanIn)}}"#)
+            links.append(#"{"from": "m\#(g)", "to": "top:in\#(g)"}"#)
+        }
+        nodes += [#"{"id": "top", "type": "mixer", "params": {"inputs": \#(groups)}}"#, Self.capture]
+        links.append(#"{"from": "top", "to": "cap"}"#)
+        let json = graph(nodes, links)
+        let (out, engine) = try render(json, frames: frames, block: 256)
+        XCTAssertLessThanOrEqual(engine.busCount, fanIn + groups + 1, "\(groups * fanIn + groups + 1) outputs in \(engine.busCount) buses")
+        // Each mixer right after its last input: depth first.
+        for (i, inputs) in engine.inputIndices.enumerated() where !inputs.isEmpty {
+            XCTAssertEqual(inputs.max(), i - 1, "step \(i) (\(engine.ids[i])) runs right after its last input")
+        }
+        let (separate, plain) = try render(json, frames: frames, block: 256, reuseBuses: false)
+        XCTAssertEqual(plain.busCount, groups * fanIn + groups + 1)
+        XCTAssertTrue(separate == out, "the same samples with a bus per output")
+        XCTAssertGreaterThan(SignalAnalysis.rms(out[0]), 0.001)
+    }
+
     func errors(_ json: String) -> [Diagnostic] {
         switch GraphValidator(registry: .builtIn).validate(bytes: Array(json.utf8), file: "g.json", directory: "/tmp") {
         case .success: XCTFail("should not validate"); return []

@@ -42,4 +42,17 @@ static inline size_t agraph_heap_block_size(void *p) {
 #endif
 }
 
+/** Bytes of the heap in use now (glibc's mallinfo2: blocks handed out,
+ *  mmapped ones included), -1 where unknown. For measurements: what a
+ *  validated graph or a compiled engine holds (agraph-bench scale).
+ *  [any thread; not realtime-safe: glibc takes the arenas' locks] */
+static inline long long agraph_heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 m = mallinfo2();
+    return (long long)(m.uordblks + m.hblkhd);
+#else
+    return -1;
+#endif
+}
+
 #endif
