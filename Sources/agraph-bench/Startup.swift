@@ -183,7 +183,10 @@ struct StartupBench: ParsableCommand {
         aim(oneBlockName, "agraph render to the first block (one block, whole process to exit: an upper bound)", limitMs: 15)
         if !phases.figures.isEmpty {
             let v = Stats(phases.figures.map(\.total)).median * 1000
-            print("  startup-probe spawn → first block returned (agraph-bench's executable): \(formatFixed(v, 2)) ms; aim ≤ 15 ms: \(v <= 15 ? "met" : "NOT met")")
+            // agraph-bench links JACK, LV2 and the rest agraph loads lazily:
+            // its spawn → main is not agraph's, so no aim is judged on it.
+            print("  startup-probe spawn → first block returned (agraph-bench's executable, not agraph's start-up; the phases after main are the same calls): "
+                  + "\(formatFixed(v, 2)) ms")
         }
         printPeerRatios(jobs, pairs: [(renderName, "sox -n … synth 1 sine 1000"), (renderName, "ffmpeg -f lavfi -i sine=… -t 1"),
                                       (oneBlockName, "sox -n … synth 1 sine 1000")], oneCore: oneCore)

@@ -10,19 +10,56 @@ import Glibc
 
 @main
 struct AGraph: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "agraph",
-        abstract: "Run, render and check AudioGraph node graphs.",
-        discussion: """
-            A graph file (JSON, "format": "agraph/1") describes sources, processing and sinks. \
-            `agraph validate` checks it, `agraph run` plays it live in a JACK client, \
-            `agraph render` renders it offline as fast as the machine allows, \
-            `agraph abx` runs blind ABX trials on a graph's `ab` node, \
-            `agraph compare` measures two renderers of one graph against each other.
-            """,
-        version: "0.1.0",
-        subcommands: [Run.self, Abx.self, Render.self, Analyze.self, Compare.self, Validate.self, Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
-    )
+    static let abstract = "Run, render and check AudioGraph node graphs."
+    static let discussion = """
+        A graph file (JSON, "format": "agraph/1") describes sources, processing and sinks. \
+        `agraph validate` checks it, `agraph run` plays it live in a JACK client, \
+        `agraph render` renders it offline as fast as the machine allows, \
+        `agraph abx` runs blind ABX trials on a graph's `ab` node, \
+        `agraph compare` measures two renderers of one graph against each other.
+        """
+    static let version = "0.1.0"
+    static let subcommands: [ParsableCommand.Type] = [Run.self, Abx.self, Render.self, Analyze.self, Compare.self, Validate.self,
+                                                      Nodes.self, Dot.self, Schema.self, Probe.self, CheckPlugin.self]
+
+    /// True while `main` parses without ArgumentParser's completion-script
+    /// check (see `main`). [main-thread]
+    nonisolated(unsafe) static var parsingWithoutCompletionCheck = false
+
+    static var configuration: CommandConfiguration {
+        if parsingWithoutCompletionCheck {
+            // A root with a "super-command" name is one ArgumentParser does
+            // not look for `--generate-completion-script` in; the name shows
+            // only in help and usage texts, which this parse never prints.
+            return CommandConfiguration(commandName: "agraph", _superCommandName: "agraph", abstract: abstract,
+                                        discussion: discussion, version: version, subcommands: subcommands)
+        }
+        return CommandConfiguration(commandName: "agraph", abstract: abstract, discussion: discussion, version: version,
+                                    subcommands: subcommands)
+    }
+
+    /// ArgumentParser looks for `--generate-completion-script` on every
+    /// run by building two more commands' arguments by reflection: a fifth
+    /// of `agraph validate`'s start-up (issue #24, measured with perf). When
+    /// no argument asks for completions, help or the version, the command
+    /// line is parsed without that check; anything the parse refuses (a
+    /// usage error) is parsed again the standard way, which prints what
+    /// ArgumentParser always prints. Running the command and its errors are
+    /// as in `ParsableCommand.main`. [main-thread]
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let standard: Set = ["-h", "--help", "help", "--version", "--experimental-dump-help"]
+        if !arguments.contains(where: { standard.contains($0) || $0.hasPrefix("--generate-completion-script") }) {
+            parsingWithoutCompletionCheck = true
+            let parsed = Result { try parseAsRoot(arguments) }
+            parsingWithoutCompletionCheck = false
+            if case .success(var command) = parsed {
+                do { try command.run() } catch { exit(withError: error) }
+                return
+            }
+        }
+        main(arguments)
+    }
 }
 
 /// Prints one line to stderr. [main-thread]

@@ -130,4 +130,33 @@ final class StartupTests: XCTestCase {
         // AAC's priming is trimmed: one second, within a frame.
         XCTAssertEqual(Double(out.samples.count / 2), 48000, accuracy: 1024)
     }
+
+    /// `main` parses without ArgumentParser's completion-script check when
+    /// nothing asks for it: usage errors read as ArgumentParser prints them
+    /// (the standard parse runs again), and completions, help and the
+    /// version still work.
+    func testTheQuickParseKeepsUsageErrorsHelpVersionAndCompletions() throws {
+        let graph = try toneGraph()
+        let ok = try CLITests.agraph(arguments: ["validate", graph])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        let missing = try CLITests.agraph(arguments: ["validate"])
+        XCTAssertEqual(missing.status, 64)
+        XCTAssertTrue(missing.stderr.contains("Error: Missing expected argument '<graphs> ...'"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("Usage: agraph validate <graphs> ..."), missing.stderr)
+        let unknown = try CLITests.agraph(arguments: ["validate", graph, "--bogus"])
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.stderr.contains("Error: Unknown option '--bogus'"), unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("See 'agraph validate --help'"), unknown.stderr)
+        let version = try CLITests.agraph(arguments: ["--version"])
+        XCTAssertEqual(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "0.1.0")
+        let help = try CLITests.agraph(arguments: ["validate", "--help"])
+        XCTAssertTrue(help.stdout.contains("USAGE: agraph validate <graphs> ..."), help.stdout)
+        let completions = try CLITests.agraph(arguments: ["--generate-completion-script", "bash"])
+        XCTAssertEqual(completions.status, 0, completions.stderr)
+        XCTAssertTrue(completions.stdout.contains("validate") && completions.stdout.contains("render"), String(completions.stdout.prefix(300)))
+        // A graph's own error still exits 1 with its message.
+        let bad = try CLITests.agraph(arguments: ["validate", dir.file("missing.json")])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.stderr.contains("cannot read the graph file"), bad.stderr)
+    }
 }
