@@ -173,7 +173,8 @@ public final class FileSinkNode: RenderNode, DropCounting, OfflineTrimmingSink {
 final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
     /// Samples (all channels) per write: 256 KiB of float. Larger writes
     /// mean fewer system calls and fewer header rewrites (the header is
-    /// updated after every write).
+    /// updated after every write by the writer thread, every
+    /// `headerEvery` writes on the render thread).
     static let chunkSamples = 65536
     let chunkFrames: Int
     let file: SoundFile
@@ -212,9 +213,22 @@ final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
     /// Writes on the thread that renders from now on, unless held (a
     /// test's stand-in for a slow disk). [main-thread & !rendering]
     func runOnRenderThread() -> Bool {
-        if !held.load(ordering: .relaxed) { writesOnRenderThread = true }
+        if !held.load(ordering: .relaxed) {
+            writesOnRenderThread = true
+            // The header follows every `headerEvery` chunks instead of every
+            // chunk: 3 system calls fewer per 256 KiB (lseek, write, lseek).
+            file.updatesHeaderOnEveryWrite = false
+        }
         return writesOnRenderThread
     }
+
+    /// Offline: chunks written between header rewrites (4 MiB of float),
+    /// so that a render killed outright leaves a file readable to within
+    /// the last few MiB; a render that ends or is interrupted closes the
+    /// file with its whole length.
+    static let headerEvery = 16
+    /// Chunks written since the header was last rewritten (offline).
+    private var chunksSinceHeader = 0
 
     /// Offline: interleaves the bus's valid frames from `start` on (at
     /// most `limit`) into the chunk buffer, writing each chunk that fills;
@@ -276,6 +290,11 @@ final class FileWriterJob: BackgroundJob, RenderThreadJob, @unchecked Sendable {
         guard buffered > 0 else { return }
         if failure == nil {
             do { try file.write(buffer, frames: buffered) } catch { failure = error }
+            chunksSinceHeader += 1
+            if chunksSinceHeader >= Self.headerEvery {
+                file.updateHeaderNow()
+                chunksSinceHeader = 0
+            }
         }
         buffered = 0
     }

@@ -116,7 +116,23 @@ public final class SoundFile: @unchecked Sendable {
         info.channels = Int32(channels)
         info.samplerate = Int32(sampleRate)
         info.format = container.sndfileFormat(sample)
-        guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
+        // Opened here rather than by libsndfile (which opens with O_TRUNC):
+        // a file that is already empty (a PendingOutput's temporary file)
+        // is not truncated, because ext4 flushes a file truncated to 0 when
+        // it is closed (auto_da_alloc), and the writer then did the
+        // kernel's writeback of the whole render itself: ~1 % of a 10-minute
+        // decode's CPU and more of its wall time (issue #24, perf). A file
+        // with data in it is truncated as O_TRUNC would.
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw SoundFileError(path: path, message: "cannot open it for writing: \(FileChecks.errorText(errno))") }
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0, ftruncate(fd, 0) != 0 {
+            let e = errno
+            Glibc.close(fd)
+            throw SoundFileError(path: path, message: "cannot empty it for writing: \(FileChecks.errorText(e))")
+        }
+        // sf_open_fd closes the descriptor on failure when asked to.
+        guard let h = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
             throw SoundFileError(path: path, message: Self.lastError(nil))
         }
         let layout = layout ?? .default(forChannels: channels)
@@ -217,6 +233,27 @@ public final class SoundFile: @unchecked Sendable {
         if n != count {
             throw SoundFileError(path: path, message: "short write (\(n) of \(count) frames): \(Self.lastError(h))")
         }
+    }
+
+    /// Whether libsndfile rewrites the header after every write, so that a
+    /// file cut off by a crash reads whole up to its last write (on for
+    /// lossless containers; lossy ones carry no length to update).
+    /// [any-thread; the object's owning thread]
+    public var updatesHeaderOnEveryWrite: Bool {
+        get { !(container?.isLossy ?? true) && headerAuto }
+        set {
+            guard let h = handle, container?.isLossy == false else { return }
+            headerAuto = newValue
+            sf_command(h, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(newValue ? SF_TRUE : SF_FALSE))
+        }
+    }
+    private var headerAuto = true
+
+    /// Rewrites the header for the frames written so far (lossless
+    /// containers). [any-thread; the object's owning thread]
+    public func updateHeaderNow() {
+        guard let h = handle, container?.isLossy == false else { return }
+        sf_command(h, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
     /// Finalises the header and closes. Idempotent. [any-thread; the object's owning thread]

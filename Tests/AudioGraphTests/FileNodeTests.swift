@@ -1,5 +1,6 @@
 import XCTest
 import AudioGraph
+import AudioGraphSndFile
 import TestSupport
 
 /// `file` and `file-out`, checked against files made and read straight
@@ -99,6 +100,36 @@ final class FileNodeTests: XCTestCase {
         XCTAssertEqual(file.samples.count, 2 * 51200)
         XCTAssertEqual(SignalAnalysis.frequency(of: deinterleave(file.samples, channels: 2, channel: 1), sampleRate: 48000),
                        440, accuracy: 0.05)
+    }
+
+    /// SoundFile opens the file itself (an empty one is not truncated, so
+    /// ext4 does not flush it at close): a file with data in it is still
+    /// emptied first, and holds only what was written.
+    func testWritingOverAFileWithDataLeavesOnlyTheNewFrames() throws {
+        let path = dir.file("over.wav")
+        try Data(repeating: 0xA5, count: 100_000).write(to: URL(fileURLWithPath: path))
+        let ramp = (0..<480).map { Float($0) / 480 }
+        let file = try SoundFile(writing: path, container: .wav, sampleFormat: .float32, channels: 1, sampleRate: 48000)
+        try ramp.withUnsafeBufferPointer { try file.write($0.baseAddress!, frames: ramp.count) }
+        try file.close()
+        let back = try readSoundFile(path)
+        XCTAssertEqual(back.samples, ramp)
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        XCTAssertLessThan(size, 4 * 480 + 200, "old bytes left after the new data")
+        // Offline, the header is rewritten every few chunks and on closing:
+        // a render of many chunks reads whole.
+        let long = dir.file("long.wav")
+        let json = """
+            {"format": "agraph/1", "nodes": [
+              {"id": "t", "type": "test-tone", "params": {"channels": 2, "duration": 10}},
+              {"id": "out", "type": "file-out", "params": {"path": "\(long)"}}],
+             "links": [{"from": "t", "to": "out"}]}
+            """
+        let g = try TestGraph.validate(json, directory: dir.path)
+        let compiled = try GraphCompiler.compile(g, maxFrames: 1024)
+        let result = OfflineRenderer(engine: compiled.engine).run()
+        XCTAssertEqual(result.frames, 480_000)
+        XCTAssertEqual(try readSoundFile(long).samples.count, 2 * 480_000)
     }
 
     func testTapRecordsTheSinkInputToAnotherFile() throws {
