@@ -137,6 +137,9 @@ public struct GraphStatus: Sendable, Equatable {
     public var resampledFrom: [Double] = []
     /// The graph's rate, in Hz (0: not known; then no "resampling" is shown).
     public var sampleRate: Double = 0
+    /// Nodes whose `connect` patterns match no port yet, with the patterns
+    /// (the rules keep applying as ports come), by node id.
+    public var waitingConnections: [String: [String]] = [:]
 
     public init(seconds: Double, frames: Int, peaks: [PortPeak], xruns: Int, underruns: Int, cpuLoad: Double,
                 bufferSize: Int, paused: Bool, finished: Bool, serverGone: Bool, meters: [MeterReading] = [],
@@ -168,7 +171,7 @@ public struct GraphStatus: Sendable, Equatable {
 
     /// One line: position, transport, peaks, meters, xruns, underruns,
     /// damaged frames and rate conversions and dropped frames (when any),
-    /// DSP load, flags.
+    /// the nodes waiting for ports to connect to, DSP load, flags.
     public var text: String {
         let levels = (peaks.map { "\($0.port) \($0.dBFS.isFinite ? formatFixed($0.dBFS, 1) : "-inf")" } + meters.map(\.text))
             .joined(separator: "  ")
@@ -178,7 +181,10 @@ public struct GraphStatus: Sendable, Equatable {
             + (sampleRate > 0 && !resampledFrom.isEmpty
                ? "  resampling " + resampledFrom.map { "\(ParameterValue.number($0))→\(ParameterValue.number(sampleRate)) Hz" }.joined(separator: ", ")
                : "")
-            + (droppedFrames > 0 ? "  dropped \(droppedFrames) frames" : "") + "  DSP \(formatFixed(cpuLoad, 1)) %"
+            + (droppedFrames > 0 ? "  dropped \(droppedFrames) frames" : "")
+            + waitingConnections.sorted(by: { $0.key < $1.key })
+                .map { "  \($0.key) waiting for \($0.value.joined(separator: ", "))" }.joined()
+            + "  DSP \(formatFixed(cpuLoad, 1)) %"
             + (paused ? "  [paused]" : "") + (finished ? "  [ended]" : "")
     }
 }

@@ -66,6 +66,11 @@ final class JACKSession: @unchecked Sendable {
     /// Connections to bring back after a reconnect, by slot, until the
     /// ports they name exist again.
     private var wanted: [Int: Set<String>] = [:]
+    /// Nodes whose `connect` patterns match no port now, with the patterns
+    /// (reported once until one matches). [owner-thread]
+    private var waitingFor: [String: [String]] = [:]
+    /// `waitingFor` as last published, for `status`. [any-thread; takes a lock]
+    let waitingPublished = Locked<[String: [String]]>([:])
     /// The route last announced, for the graph and for each route-aware node.
     private(set) var route: OutputRoute?
     var nodeRoutes: [String: OutputRoute] = [:]
@@ -282,6 +287,7 @@ final class JACKSession: @unchecked Sendable {
         try client.activate()
         try connect(planned)
         restoreWanted()
+        publishWaiting()
         connectionsSettled()
     }
 
@@ -379,12 +385,43 @@ final class JACKSession: @unchecked Sendable {
                 targets += candidates.filter { globMatches(pattern, $0) && !targets.contains($0) }
             }
             if targets.isEmpty {
-                monitor.post(.connection(ours: nodeID, other: "no port matches \(patterns)", connected: false))
+                // Said once, until a port matches: the rules keep applying
+                // as ports come (`followConnectRules`).
+                if waitingFor[nodeID] == nil {
+                    monitor.post(.connection(ours: nodeID, other: "waiting for ports matching \(patterns.joined(separator: ", "))",
+                                             connected: false))
+                }
+                waitingFor[nodeID] = patterns
                 continue
             }
+            waitingFor[nodeID] = nil
             for (k, slot) in slots.enumerated() where k < targets.count { out[slot] = [targets[k]] }
         }
         return out
+    }
+
+    /// The `connect` rules applied again after ports came or went: each of
+    /// our ports with patterns is connected to the port its patterns give
+    /// it now, where it is not already (a player started after the graph;
+    /// a port that went and came back). Connections made otherwise are left
+    /// alone. Not while a reload is under way (it connects its new ports
+    /// itself). [owner-thread]
+    func followConnectRules() {
+        guard reloading == nil else { return }
+        let current = connectionsBySlot()
+        for (slot, targets) in plannedConnections().sorted(by: { $0.key < $1.key }) where jackPorts.indices.contains(slot) {
+            let ours = "\(client.name):\(binder.ports[slot].name)"
+            for t in targets where !(current[slot]?.contains(t) ?? false) {
+                if binder.ports[slot].isInput { try? client.connect(t, ours) } else { try? client.connect(ours, t) }
+            }
+        }
+        publishWaiting()
+    }
+
+    /// Publishes `waitingFor` for `status`. [owner-thread]
+    private func publishWaiting() {
+        let now = waitingFor
+        waitingPublished.withLock { $0 = now }
     }
 
     /// Makes the planned connections. [owner-thread]
@@ -507,6 +544,7 @@ final class JACKSession: @unchecked Sendable {
         if registrations != seenRegistrations {
             seenRegistrations = registrations
             restoreWanted()
+            followConnectRules()
         }
         let epoch = cycle.connectionEpoch.load(ordering: .relaxed)
         if epoch != seenConnections {

@@ -446,7 +446,7 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
         }
         let underruns = running.graph.nodes.compactMap { engine.node($0.id) as? UnderrunCounting }.map(\.underrunCount).reduce(0, +)
         let gone = cycle.serverGone.load(ordering: .relaxed)
-        return GraphStatus(seconds: Double(engine.framePosition) / running.graph.sampleRate, frames: engine.framePosition,
+        var status = GraphStatus(seconds: Double(engine.framePosition) / running.graph.sampleRate, frames: engine.framePosition,
                            peaks: session.peaks.withLock { $0 }, xruns: cycle.xruns.load(ordering: .relaxed),
                            underruns: underruns, cpuLoad: gone ? 0 : Double(bitPattern: session.cpuLoad.load(ordering: .relaxed)),
                            bufferSize: cycle.bufferSize.load(ordering: .relaxed),
@@ -459,5 +459,7 @@ final class LiveTransport: ControlHost, @unchecked Sendable {
                                .map(\.droppedFrames).reduce(0, +))
             .with(resampledFrom: running.graph.nodes.compactMap { (engine.node($0.id) as? RateConverting)?.convertedFromRate },
                   graphRate: running.graph.sampleRate)
+        status.waitingConnections = session.waitingPublished.withLock { $0 }
+        return status
     }
 }
