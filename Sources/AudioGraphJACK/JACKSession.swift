@@ -69,6 +69,8 @@ final class JACKSession: @unchecked Sendable {
     /// Nodes whose `connect` patterns match no port now, with the patterns
     /// (reported once until one matches). [owner-thread]
     private var waitingFor: [String: [String]] = [:]
+    /// Ticks left in which the rules are applied again after ports came or went.
+    private var rulesRecheck = 0
     /// `waitingFor` as last published, for `status`. [any-thread; takes a lock]
     let waitingPublished = Locked<[String: [String]]>([:])
     /// The route last announced, for the graph and for each route-aware node.
@@ -544,6 +546,12 @@ final class JACKSession: @unchecked Sendable {
         if registrations != seenRegistrations {
             seenRegistrations = registrations
             restoreWanted()
+            followConnectRules()
+            rulesRecheck = 2
+        } else if rulesRecheck > 0 {
+            // A client's ports go one by one: the port list read at the
+            // first change may still hold ports on their way out.
+            rulesRecheck -= 1
             followConnectRules()
         }
         let epoch = cycle.connectionEpoch.load(ordering: .relaxed)
